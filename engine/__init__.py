@@ -1,0 +1,63 @@
+"""damka: a draughts engine for seven rule sets with a compiled (Cython) core.
+
+The compiled core is imported eagerly: without it ``import engine`` fails with the command
+that builds it, rather than running slowly or half-working.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import _core  # noqa: E402  (fails loudly when the extension is not built)
+from ._core import BACKEND  # noqa: E402
+from .board import Board, LegalMoves, Outcome  # noqa: E402
+from .errors import (  # noqa: E402
+    AmbiguousMoveError,
+    DamkaError,
+    IllegalMoveError,
+    InvalidFenError,
+    InvalidMoveError,
+    UnknownVariantError,
+)
+from .fen import parse_fen, write_fen  # noqa: E402
+from .move import Move  # noqa: E402
+from .notation import parse_hub_position, parse_move, write_hub_position, write_pdn  # noqa: E402
+from .position import Position  # noqa: E402
+from .variants import (  # noqa: E402
+    VARIANTS,
+    CapturePromotion,
+    DrawRules,
+    Precedence,
+    Variant,
+    get_variant,
+    variant_names,
+)
+
+__all__ = [
+    "__version__",
+    "BACKEND",
+    "Board",
+    "LegalMoves",
+    "Outcome",
+    "Move",
+    "Position",
+    "Variant",
+    "VARIANTS",
+    "Precedence",
+    "CapturePromotion",
+    "DrawRules",
+    "get_variant",
+    "variant_names",
+    "parse_fen",
+    "write_fen",
+    "parse_move",
+    "write_pdn",
+    "parse_hub_position",
+    "write_hub_position",
+    "DamkaError",
+    "InvalidFenError",
+    "InvalidMoveError",
+    "IllegalMoveError",
+    "AmbiguousMoveError",
+    "UnknownVariantError",
+]

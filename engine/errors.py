@@ -1,0 +1,53 @@
+"""The exceptions of the public API: all are ValueError subclasses that carry the bad input."""
+
+from __future__ import annotations
+
+from .variants import UnknownVariantError
+
+__all__ = [
+    "DamkaError",
+    "InvalidFenError",
+    "InvalidMoveError",
+    "IllegalMoveError",
+    "AmbiguousMoveError",
+    "UnknownVariantError",
+]
+
+
+class DamkaError(ValueError):
+    """Base class of damka's input errors."""
+
+
+class InvalidFenError(DamkaError):
+    """A FEN (or Hub position) that cannot be read."""
+
+    def __init__(self, fen: str, reason: str):
+        super().__init__(f"invalid FEN {fen!r}: {reason}")
+        self.fen = fen
+        self.reason = reason
+
+
+class InvalidMoveError(DamkaError):
+    """Text that is not a move in any notation we read."""
+
+    def __init__(self, text: str, reason: str = "not a move"):
+        super().__init__(f"invalid move {text!r}: {reason}")
+        self.text = text
+
+
+class IllegalMoveError(DamkaError):
+    """A well-formed move that is not legal in the position."""
+
+    def __init__(self, text: str, reason: str = "not legal in this position"):
+        super().__init__(f"illegal move {text!r}: {reason}")
+        self.text = text
+
+
+class AmbiguousMoveError(DamkaError):
+    """A move text that fits more than one legal move; ``candidates`` lists them."""
+
+    def __init__(self, text: str, candidates):
+        self.text = text
+        self.candidates = list(candidates)
+        names = ", ".join(str(c) for c in self.candidates)
+        super().__init__(f"ambiguous move {text!r}: could be {names}")

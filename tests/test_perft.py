@@ -1,0 +1,44 @@
+"""The fast generator against every perft number of ../shared/data/perft.json.
+
+The numbers are published or agreed by independent programs, never produced by damka.
+Entries up to PLAIN_LIMIT nodes run in the plain test run (a few seconds in all); the deeper
+ones carry the ``slow`` marker: run them with ``pytest -m slow``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import perft_entries
+from engine import _core
+from engine.fen import parse_fen
+from engine.variants import get_variant
+
+PLAIN_LIMIT = 25_000_000
+
+
+def _params():
+    for e in perft_entries():
+        marks = [pytest.mark.slow] if e["nodes"] > PLAIN_LIMIT else []
+        yield pytest.param(e, id=f"{e['variant']}-{e['name']}-d{e['depth']}", marks=marks)
+
+
+@pytest.mark.parametrize("entry", list(_params()))
+def test_perft_matches_published_count(entry):
+    variant = get_variant(entry["variant"])
+    position = parse_fen(variant, entry["fen"])
+    nodes = _core.perft(variant, position, entry["depth"])
+    if nodes != entry["nodes"] and entry["depth"] > 1:
+        split = {m[:3]: n for m, n in _core.divide(variant, position, entry["depth"])}
+        pytest.fail(f"perft {nodes} != {entry['nodes']} ({entry['source']}); divide: {split}")
+    assert nodes == entry["nodes"]
+
+
+@pytest.mark.parametrize("entry", [e for e in perft_entries() if e["depth"] == 2 and e["nodes"] < 5000],
+                         ids=lambda e: f"{e['variant']}-{e['name']}")
+def test_divide_adds_up_to_perft(entry):
+    variant = get_variant(entry["variant"])
+    position = parse_fen(variant, entry["fen"])
+    split = _core.divide(variant, position, 2)
+    assert sum(n for _, n in split) == entry["nodes"]
+    assert len(split) == _core.perft(variant, position, 1)
