@@ -488,11 +488,13 @@ cdef class CoreRules:
 
     cdef object from_bits(self, uint64_t b):
         cdef object mask = 0
+        cdef object square
         cdef int bit
         while b:
             bit = lsb(b)
             b &= b - 1
-            mask |= 1 << self.square(bit)
+            square = self.square(bit)
+            mask |= (<object>1) << square
         return mask
 
     cdef int square(self, int bit):
