@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import _core  # noqa: E402  (fails loudly when the extension is not built)
+from . import _core  # noqa: E402,F401  (fails loudly when the extension is not built)
 from ._core import BACKEND  # noqa: E402
 from .board import Board, LegalMoves, Outcome  # noqa: E402
 from .errors import (  # noqa: E402

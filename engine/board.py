@@ -57,6 +57,9 @@ class LegalMoves:
             return True
         return move in self._board._legal()
 
+    def count(self) -> int:
+        return len(self._board._legal())
+
     def __repr__(self) -> str:
         board = self._board
         names = ", ".join(board.pdn(m) for m in board._legal())
@@ -151,7 +154,11 @@ class Board:
                     move.origin, move.destination, move.captured, move.promotes
                 ):
                     return m
-            raise IllegalMoveError(move.pdn_long(self.variant))
+            try:
+                text = move.pdn_long(self.variant)
+            except IndexError:  # squares that this board does not have
+                text = repr(move)
+            raise IllegalMoveError(text)
         raise IllegalMoveError(repr(move), "not a Move")
 
     def _after(self, move: Move) -> Position:

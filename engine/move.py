@@ -15,7 +15,7 @@ from .variants import Variant
 __all__ = ["Move"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Move:
     """One legal move: a step, or a whole capture sequence.
 

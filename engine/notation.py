@@ -14,7 +14,7 @@ from .errors import AmbiguousMoveError, IllegalMoveError, InvalidFenError, Inval
 from .fen import _check_men_rows
 from .move import Move
 from .position import Position
-from .squares import parse_square, square_name, square_number, square_of_number
+from .squares import parse_square, square_name, square_of_number
 from .variants import Variant
 
 __all__ = [
