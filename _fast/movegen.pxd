@@ -66,3 +66,16 @@ cdef int generate(const Rules* r, const Pos* p, MoveList* out, PathList* paths) 
 cdef int has_capture(const Rules* r, const Pos* p) noexcept nogil
 cdef void make_move(const Pos* p, const Move* m, Pos* out) noexcept nogil
 cdef uint64_t perft_nodes(const Rules* r, const Pos* p, int depth) noexcept nogil
+cdef int count_quiet(const Rules* r, const Pos* p) noexcept nogil
+cdef int generate_captures(const Rules* r, const Pos* p, MoveList* out, PathList* paths) noexcept nogil
+
+
+cdef class CoreRules:
+    cdef Rules rules
+    cdef readonly int size
+    cdef uint64_t to_bits(self, object mask) except? 0
+    cdef object from_bits(self, uint64_t b)
+    cdef int square(self, int bit)
+    cdef int load(self, Pos* p, object white, object black, object kings,
+                  bint white_to_move) except -1
+    cdef object move_tuple(self, Move* m, PathList* paths, int i)

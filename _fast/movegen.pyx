@@ -458,9 +458,6 @@ cdef uint64_t perft_nodes(const Rules* r, const Pos* p, int depth) noexcept nogi
 cdef class CoreRules:
     """The C rules struct for one rule set (built from engine.variants.Variant)."""
 
-    cdef Rules rules
-    cdef readonly int size
-
     def __init__(self, int size, bint men_capture_backwards, bint flying_kings,
                  bint men_capture_kings, int precedence, int capture_promotion,
                  bint forced_capture=True):

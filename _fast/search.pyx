@@ -1,0 +1,683 @@
+# cython: language_level=3
+"""The search: principal variation search with a transposition table, capture quiescence,
+killers, history, late-move reductions and the draw rules of each rule set.
+
+Python drives the root (iterative deepening, aspiration windows, time checks between root
+moves and info callbacks) through ``Searcher``; everything below the root runs here in C
+without the GIL, and polls a stop flag that any thread may set.
+"""
+
+from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int16_t, int8_t, int64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memset
+
+from _fast.movegen cimport (
+    Rules, Pos, Move, MoveList, PathList, CoreRules, WHITE, BLACK, MAX_MOVES,
+    generate, generate_captures, has_capture, count_quiet, make_move,
+)
+from _fast.evaluate cimport EvalParams, evaluate, init_eval
+
+cdef extern from *:
+    """
+    #if defined(_WIN32)
+    #include <windows.h>
+    static double damka_now(void) {
+        LARGE_INTEGER f, c; QueryPerformanceFrequency(&f); QueryPerformanceCounter(&c);
+        return (double)c.QuadPart / (double)f.QuadPart;
+    }
+    #else
+    #include <time.h>
+    static double damka_now(void) {
+        struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    }
+    #endif
+    static inline int damka_popcount2(unsigned long long x) { return __builtin_popcountll(x); }
+    static inline int damka_lsb2(unsigned long long x) { return __builtin_ctzll(x); }
+    """
+    double damka_now() noexcept nogil
+    int damka_popcount2(unsigned long long x) noexcept nogil
+    int damka_lsb2(unsigned long long x) noexcept nogil
+
+cdef enum:
+    MAX_PLY = 128
+    MAX_HISTORY = 1024
+    MATE = 30000
+    MATE_BOUND = 29000       # scores beyond this are wins/losses in N plies
+    INF = 32000
+    TT_EXACT = 1
+    TT_LOWER = 2
+    TT_UPPER = 3
+    NO_MOVE = 255
+    POLL_MASK = 1023
+
+ctypedef struct TTEntry:
+    uint64_t key
+    int16_t score
+    uint8_t depth
+    uint8_t flag
+    uint8_t age
+    uint8_t move       # index in the generated move list (generation is deterministic)
+    uint16_t pad
+
+ctypedef struct DrawState:
+    int reversible     # plies since a man moved or a piece was captured (king-only run)
+    int no_progress    # plies since a capture or a crowning (8x8 40-move rule)
+    int endgame_kind   # 0, 16 or 5: which international endgame rule applies
+    int endgame        # plies since that endgame rule began
+
+ctypedef struct DrawConfig:
+    int king_moves_plies      # international 25-move rule, in plies; 0 = none
+    int no_progress_plies     # 8x8 40-move rule, in plies; 0 = none
+    int endgame_three_plies   # lone king against three pieces; 0 = none
+    int endgame_two_plies     # lone king against two pieces or fewer; 0 = none
+
+ctypedef struct SearchState:
+    Rules rules
+    EvalParams eval
+    DrawConfig draws
+    TTEntry* tt
+    uint64_t tt_mask           # number of 4-entry buckets - 1
+    uint8_t age
+    uint64_t nodes
+    uint64_t node_limit        # 0 = none
+    double deadline            # 0 = none
+    int stop
+    int sel_depth
+    uint64_t keys[MAX_HISTORY + MAX_PLY]   # game history then the search path
+    int history_len
+    DrawState draw[MAX_PLY + 1]
+    uint16_t killers[MAX_PLY][2]
+    int history[2][64][64]
+    Move pv[MAX_PLY][MAX_PLY]
+    int pv_len[MAX_PLY]
+
+
+# ---------------------------------------------------------------------------------------
+# Zobrist keys
+
+cdef uint64_t ZOBRIST[4][64]
+cdef uint64_t ZOBRIST_SIDE
+
+
+cdef uint64_t splitmix(uint64_t* state) noexcept nogil:
+    state[0] += 0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef void init_zobrist() noexcept nogil:
+    global ZOBRIST_SIDE
+    cdef uint64_t state = 0x64616D6B61ULL   # "damka"
+    cdef int t, b
+    for t in range(4):
+        for b in range(64):
+            ZOBRIST[t][b] = splitmix(&state)
+    ZOBRIST_SIDE = splitmix(&state)
+
+
+init_zobrist()
+
+
+cdef inline int piece_kind(const Pos* p, int side, uint64_t bit) noexcept nogil:
+    """0 white man, 1 black man, 2 white king, 3 black king."""
+    return side + (2 if p.kings & bit else 0)
+
+
+cdef uint64_t position_key(const Pos* p) noexcept nogil:
+    cdef uint64_t key = 0
+    cdef uint64_t b
+    cdef int side, sq
+    for side in range(2):
+        b = p.pieces[side]
+        while b:
+            sq = damka_lsb2(b)
+            b &= b - 1
+            key ^= ZOBRIST[piece_kind(p, side, (<uint64_t>1) << sq)][sq]
+    if p.side == BLACK:
+        key ^= ZOBRIST_SIDE
+    return key
+
+
+cdef uint64_t key_after(const Pos* p, uint64_t key, const Move* m) noexcept nogil:
+    cdef int side = p.side
+    cdef uint64_t frm = (<uint64_t>1) << m.origin
+    cdef int kind = piece_kind(p, side, frm)
+    cdef uint64_t c = m.captured
+    cdef int sq
+    key ^= ZOBRIST[kind][m.origin] ^ ZOBRIST_SIDE
+    if m.promote:
+        kind += 2
+    key ^= ZOBRIST[kind][m.dest]
+    while c:
+        sq = damka_lsb2(c)
+        c &= c - 1
+        key ^= ZOBRIST[piece_kind(p, 1 - side, (<uint64_t>1) << sq)][sq]
+    return key
+
+
+# ---------------------------------------------------------------------------------------
+# Transposition table: buckets of four 16-byte entries, depth- and age-aware replacement
+
+cdef inline int score_to_tt(int score, int ply) noexcept nogil:
+    if score > MATE_BOUND:
+        return score + ply
+    if score < -MATE_BOUND:
+        return score - ply
+    return score
+
+
+cdef inline int score_from_tt(int score, int ply) noexcept nogil:
+    if score > MATE_BOUND:
+        return score - ply
+    if score < -MATE_BOUND:
+        return score + ply
+    return score
+
+
+cdef TTEntry* tt_probe(SearchState* s, uint64_t key) noexcept nogil:
+    cdef TTEntry* bucket = &s.tt[(key & s.tt_mask) * 4]
+    cdef int i
+    for i in range(4):
+        if bucket[i].key == key and bucket[i].flag:
+            return &bucket[i]
+    return NULL
+
+
+cdef void tt_store(SearchState* s, uint64_t key, int depth, int flag, int score, int move,
+                   int ply) noexcept nogil:
+    cdef TTEntry* bucket = &s.tt[(key & s.tt_mask) * 4]
+    cdef TTEntry* e = NULL
+    cdef int i, worth, worst = 1 << 30
+    for i in range(4):
+        if bucket[i].key == key:
+            e = &bucket[i]
+            if move == NO_MOVE:
+                move = e.move
+            if depth < e.depth - 2 and flag != TT_EXACT and e.age == s.age:
+                return
+            break
+    if e == NULL:
+        for i in range(4):
+            # replace the shallowest entry, entries from older searches first
+            worth = bucket[i].depth - 8 * ((s.age - bucket[i].age) & 63)
+            if bucket[i].flag == 0:
+                worth = -1000
+            if worth < worst:
+                worst = worth
+                e = &bucket[i]
+    e.key = key
+    e.depth = <uint8_t>(depth if depth > 0 else 0)
+    e.flag = <uint8_t>flag
+    e.score = <int16_t>score_to_tt(score, ply)
+    e.move = <uint8_t>move
+    e.age = s.age
+
+
+# ---------------------------------------------------------------------------------------
+# Draw rules
+
+cdef inline int endgame_kind(const Pos* p) noexcept nogil:
+    """16 or 5 when an international endgame draw rule applies to the material, else 0."""
+    cdef int side, n_lone, n_other
+    cdef uint64_t lone, other
+    for side in range(2):
+        lone = p.pieces[side]
+        other = p.pieces[1 - side]
+        if lone and not (lone & (lone - 1)) and (lone & p.kings) and (other & p.kings):
+            n_other = damka_popcount2(other)
+            if n_other == 3:
+                return 16
+            if n_other <= 2:
+                return 5
+    return 0
+
+
+cdef void next_draw_state(SearchState* s, const Pos* before, const Move* m, const Pos* after,
+                          const DrawState* d, DrawState* out) noexcept nogil:
+    cdef int man_moved = not ((before.kings >> m.origin) & 1)
+    if m.captured or man_moved:
+        out.reversible = 0
+    else:
+        out.reversible = d.reversible + 1
+    if m.captured or m.promote:
+        out.no_progress = 0
+    else:
+        out.no_progress = d.no_progress + 1
+    if s.draws.endgame_three_plies:
+        out.endgame_kind = endgame_kind(after)
+        if out.endgame_kind and out.endgame_kind == d.endgame_kind:
+            out.endgame = d.endgame + 1
+        else:
+            out.endgame = 0
+    else:
+        out.endgame_kind = 0
+        out.endgame = 0
+
+
+cdef int is_draw(SearchState* s, int ply) noexcept nogil:
+    """Draw by a move-count rule or by repetition along the game and the search path."""
+    cdef DrawState* d = &s.draw[ply]
+    cdef int i, idx, limit
+    if s.draws.king_moves_plies and d.reversible >= s.draws.king_moves_plies:
+        return 1
+    if s.draws.no_progress_plies and d.no_progress >= s.draws.no_progress_plies:
+        return 1
+    if d.endgame_kind == 16 and d.endgame >= s.draws.endgame_three_plies:
+        return 1
+    if d.endgame_kind == 5 and d.endgame >= s.draws.endgame_two_plies:
+        return 1
+    # only king moves without capture are reversible: look back along that run
+    idx = s.history_len + ply
+    limit = d.reversible
+    i = 4
+    while i <= limit and idx - i >= 0:
+        if s.keys[idx - i] == s.keys[idx]:
+            return 1
+        i += 2
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# Search
+
+cdef inline int poll(SearchState* s) noexcept nogil:
+    s.nodes += 1
+    if (s.nodes & POLL_MASK) == 0:
+        if s.node_limit and s.nodes >= s.node_limit:
+            s.stop = 1
+        elif s.deadline > 0 and damka_now() >= s.deadline:
+            s.stop = 1
+    return s.stop
+
+
+cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta) noexcept nogil:
+    """Resolve pending captures: a position with a capture to make is never scored statically."""
+    cdef MoveList ml
+    cdef Pos child
+    cdef int i, score, best
+    if poll(s):
+        return 0
+    if ply > s.sel_depth:
+        s.sel_depth = ply
+    if ply >= MAX_PLY - 1:
+        return evaluate(&s.eval, &s.rules, p)
+    if not has_capture(&s.rules, p):
+        if count_quiet(&s.rules, p) == 0:
+            return -MATE + ply
+        return evaluate(&s.eval, &s.rules, p)
+    best = -INF
+    if not s.rules.forced:
+        # the house rule: the side to move may decline to capture
+        best = evaluate(&s.eval, &s.rules, p)
+        if best >= beta:
+            return best
+        if best > alpha:
+            alpha = best
+    generate_captures(&s.rules, p, &ml, NULL)
+    for i in range(ml.count):
+        make_move(p, &ml.moves[i], &child)
+        score = -quiesce(s, &child, ply + 1, -beta, -alpha)
+        if s.stop:
+            return 0
+        if score > best:
+            best = score
+            if score > alpha:
+                alpha = score
+                if score >= beta:
+                    break
+    return best
+
+
+cdef inline uint16_t quiet_id(const Move* m) noexcept nogil:
+    return <uint16_t>((m.origin << 8) | m.dest | 0x8000)
+
+
+cdef void order_moves(SearchState* s, const Pos* p, MoveList* ml, int tt_move, int ply,
+                      int* scores) noexcept nogil:
+    cdef int i
+    cdef Move* m
+    cdef uint16_t q
+    for i in range(ml.count):
+        m = &ml.moves[i]
+        if i == tt_move:
+            scores[i] = 1 << 30
+        elif m.captured:
+            scores[i] = (1 << 28) + m.ncapt * 64 + damka_popcount2(m.captured & p.kings) * 16
+        else:
+            q = quiet_id(m)
+            if q == s.killers[ply][0]:
+                scores[i] = (1 << 27) + 2
+            elif q == s.killers[ply][1]:
+                scores[i] = (1 << 27) + 1
+            else:
+                scores[i] = s.history[p.side][m.origin][m.dest] + (1 << 20 if m.promote else 0)
+
+
+cdef inline int pick(MoveList* ml, int* scores, int start) noexcept nogil:
+    """Bring the best-scored remaining move to ``start`` (selection sort, lazily)."""
+    cdef int i, best = start
+    cdef Move tmp
+    cdef int ts
+    for i in range(start + 1, ml.count):
+        if scores[i] > scores[best]:
+            best = i
+    if best != start:
+        tmp = ml.moves[start]
+        ml.moves[start] = ml.moves[best]
+        ml.moves[best] = tmp
+        ts = scores[start]
+        scores[start] = scores[best]
+        scores[best] = ts
+    return best
+
+
+cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int beta,
+                int pv_node) noexcept nogil:
+    cdef MoveList ml
+    cdef int scores[MAX_MOVES]
+    cdef int original_index[MAX_MOVES]
+    cdef Pos child
+    cdef TTEntry* e
+    cdef uint64_t key = s.keys[s.history_len + ply]
+    cdef int i, j, score, best, best_index, tt_move, moved, reduction, new_depth, flag, tmp
+    cdef int alpha0 = alpha
+    cdef Move* m
+    cdef uint16_t q
+
+    s.pv_len[ply] = 0
+    if depth <= 0:
+        return quiesce(s, p, ply, alpha, beta)
+    if poll(s):
+        return 0
+    if ply > s.sel_depth:
+        s.sel_depth = ply
+    if ply > 0 and is_draw(s, ply):
+        return 0
+    if ply >= MAX_PLY - 2:
+        return evaluate(&s.eval, &s.rules, p)
+    # mate distance pruning
+    if alpha < -MATE + ply:
+        alpha = -MATE + ply
+    if beta > MATE - ply - 1:
+        beta = MATE - ply - 1
+    if alpha >= beta:
+        return alpha
+
+    tt_move = NO_MOVE
+    e = tt_probe(s, key)
+    if e != NULL:
+        tt_move = e.move
+        if not pv_node and e.depth >= depth:
+            score = score_from_tt(e.score, ply)
+            if (e.flag == TT_EXACT or (e.flag == TT_LOWER and score >= beta)
+                    or (e.flag == TT_UPPER and score <= alpha)):
+                return score
+
+    generate(&s.rules, p, &ml, NULL)
+    if ml.count == 0:
+        return -MATE + ply
+    if ml.count == 1 and ply < 2 * depth + 8:
+        depth += 1    # a forced move costs no depth
+    if tt_move >= ml.count:
+        tt_move = NO_MOVE
+    for i in range(ml.count):
+        original_index[i] = i
+    order_moves(s, p, &ml, tt_move, ply, scores)
+
+    best = -INF
+    best_index = NO_MOVE
+    moved = 0
+    for i in range(ml.count):
+        j = pick(&ml, scores, i)
+        tmp = original_index[i]
+        original_index[i] = original_index[j]
+        original_index[j] = tmp
+        m = &ml.moves[i]
+        make_move(p, m, &child)
+        s.keys[s.history_len + ply + 1] = key_after(p, key, m)
+        next_draw_state(s, p, m, &child, &s.draw[ply], &s.draw[ply + 1])
+        new_depth = depth - 1
+        if moved == 0:
+            score = -search(s, &child, new_depth, ply + 1, -beta, -alpha, pv_node)
+        else:
+            reduction = 0
+            if (depth >= 3 and moved >= 2 and not m.captured and not m.promote
+                    and scores[i] < (1 << 27) and not has_capture(&s.rules, &child)):
+                reduction = 1
+                if moved >= 5 and depth >= 5:
+                    reduction += 1
+                if moved >= 12 and depth >= 8:
+                    reduction += 1
+                if pv_node:
+                    reduction -= 1
+            score = -search(s, &child, new_depth - reduction, ply + 1, -alpha - 1, -alpha, 0)
+            if score > alpha and reduction > 0:
+                score = -search(s, &child, new_depth, ply + 1, -alpha - 1, -alpha, 0)
+            if score > alpha and score < beta and pv_node:
+                score = -search(s, &child, new_depth, ply + 1, -beta, -alpha, 1)
+        moved += 1
+        if s.stop:
+            return 0
+        if score > best:
+            best = score
+            best_index = original_index[i]
+            if score > alpha:
+                alpha = score
+                s.pv[ply][0] = m[0]
+                for j in range(s.pv_len[ply + 1]):
+                    s.pv[ply][j + 1] = s.pv[ply + 1][j]
+                s.pv_len[ply] = s.pv_len[ply + 1] + 1
+                if score >= beta:
+                    if not m.captured:
+                        q = quiet_id(m)
+                        if s.killers[ply][0] != q:
+                            s.killers[ply][1] = s.killers[ply][0]
+                            s.killers[ply][0] = q
+                        s.history[p.side][m.origin][m.dest] += depth * depth
+                        if s.history[p.side][m.origin][m.dest] > (1 << 19):
+                            halve_history(s)
+                    break
+    if best >= beta:
+        flag = TT_LOWER
+    elif best > alpha0:
+        flag = TT_EXACT
+    else:
+        flag = TT_UPPER
+    tt_store(s, key, depth, flag, best, best_index, ply)
+    return best
+
+
+cdef void halve_history(SearchState* s) noexcept nogil:
+    cdef int a, b, c
+    for a in range(2):
+        for b in range(64):
+            for c in range(64):
+                s.history[a][b][c] //= 2
+
+
+# ---------------------------------------------------------------------------------------
+# The Python side: the root is driven from engine/search.py
+
+cdef class Searcher:
+    """One search instance: rules, evaluation, draw counters and a transposition table."""
+
+    cdef SearchState* s
+    cdef CoreRules core
+    cdef Pos root
+    cdef MoveList root_moves
+    cdef PathList root_paths
+    cdef readonly int hash_mb
+
+    def __cinit__(self):
+        self.s = <SearchState*>calloc(1, sizeof(SearchState))
+        if self.s == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        if self.s != NULL:
+            free(self.s.tt)
+            free(self.s)
+            self.s = NULL
+
+    def __init__(self, CoreRules core, str eval_name, int hash_mb=64, int king_moves=0,
+                 int no_progress=0, int endgame_three=0, int endgame_two=0):
+        """Draw-rule counts are in moves by each side (0 = the rule does not exist)."""
+        self.core = core
+        self.s.rules = core.rules
+        init_eval(&self.s.eval, eval_name.encode("ascii"), &core.rules)
+        self.s.draws.king_moves_plies = 2 * king_moves
+        self.s.draws.no_progress_plies = 2 * no_progress
+        self.s.draws.endgame_three_plies = 2 * endgame_three
+        self.s.draws.endgame_two_plies = 2 * endgame_two
+        self.resize(hash_mb)
+
+    def resize(self, int hash_mb):
+        """Allocate the transposition table: the largest power of two of buckets that fits."""
+        cdef uint64_t buckets = 1
+        if hash_mb < 1:
+            hash_mb = 1
+        while buckets * 2 * 64 <= (<uint64_t>hash_mb) * 1024 * 1024:
+            buckets *= 2
+        free(self.s.tt)
+        self.s.tt = <TTEntry*>calloc(buckets * 4, sizeof(TTEntry))
+        if self.s.tt == NULL:
+            raise MemoryError(f"cannot allocate a {hash_mb} MB hash table")
+        self.s.tt_mask = buckets - 1
+        self.hash_mb = hash_mb
+
+    def clear(self):
+        """Forget everything learned: hash table, killers and history (a new game)."""
+        memset(self.s.tt, 0, (self.s.tt_mask + 1) * 4 * sizeof(TTEntry))
+        memset(self.s.killers, 0, sizeof(self.s.killers))
+        memset(self.s.history, 0, sizeof(self.s.history))
+
+    def key(self, white, black, kings, bint white_to_move):
+        """The Zobrist key of a position (for the game history handed to set_position)."""
+        cdef Pos p
+        self.core.load(&p, white, black, kings, white_to_move)
+        return position_key(&p)
+
+    def set_position(self, white, black, kings, bint white_to_move, history=(),
+                     int reversible=0, int no_progress=0, int endgame=0):
+        """The position to search, the keys of the earlier game positions (oldest first) and
+        the draw counters in plies: king-only moves in a row, plies without capture or
+        crowning, plies since the current endgame rule began. Returns the root moves."""
+        cdef int i, n
+        self.core.load(&self.root, white, black, kings, white_to_move)
+        history = list(history)[-(MAX_HISTORY - 1):]
+        n = len(history)
+        for i in range(n):
+            self.s.keys[i] = <uint64_t>history[i]
+        self.s.history_len = n
+        self.s.keys[n] = position_key(&self.root)
+        self.s.draw[0].reversible = reversible
+        self.s.draw[0].no_progress = no_progress
+        self.s.draw[0].endgame_kind = endgame_kind(&self.root) if self.s.draws.endgame_three_plies else 0
+        self.s.draw[0].endgame = endgame
+        self.s.age = (self.s.age + 1) & 63
+        memset(self.s.killers, 0, sizeof(self.s.killers))
+        generate(&self.s.rules, &self.root, &self.root_moves, &self.root_paths)
+        return [self.core.move_tuple(&self.root_moves.moves[i], &self.root_paths, i)
+                for i in range(self.root_moves.count)]
+
+    def root_is_draw(self):
+        """Whether the root position is already drawn by a move-count rule or repetition."""
+        return bool(is_draw(self.s, 0))
+
+    def start(self, double deadline=0.0, uint64_t node_limit=0):
+        """Reset the node count and stop flag; deadline is an absolute monotonic time."""
+        self.s.nodes = 0
+        self.s.stop = 0
+        self.s.sel_depth = 0
+        self.s.deadline = deadline
+        self.s.node_limit = node_limit
+
+    def set_deadline(self, double deadline):
+        self.s.deadline = deadline
+
+    def set_node_limit(self, uint64_t node_limit):
+        self.s.node_limit = node_limit
+
+    def stop(self):
+        """Ask the running search to stop; safe from any thread."""
+        self.s.stop = 1
+
+    @property
+    def stopped(self):
+        return bool(self.s.stop)
+
+    @property
+    def nodes(self):
+        return self.s.nodes
+
+    @property
+    def sel_depth(self):
+        return self.s.sel_depth
+
+    @staticmethod
+    def now():
+        """The monotonic clock the deadlines use, in seconds."""
+        return damka_now()
+
+    def search_move(self, int index, int depth, int alpha, int beta):
+        """Score of root move ``index`` searched to ``depth`` plies (the move included) in
+        the window (alpha, beta), from the root side's point of view. 0 if stopped."""
+        cdef Pos child
+        cdef Move* m
+        cdef int score
+        if not 0 <= index < self.root_moves.count:
+            raise IndexError("no such root move")
+        m = &self.root_moves.moves[index]
+        make_move(&self.root, m, &child)
+        self.s.keys[self.s.history_len + 1] = key_after(&self.root, self.s.keys[self.s.history_len], m)
+        next_draw_state(self.s, &self.root, m, &child, &self.s.draw[0], &self.s.draw[1])
+        with nogil:
+            score = -search(self.s, &child, depth - 1, 1, -beta, -alpha, 1)
+        self.s.pv[0][0] = m[0]
+        for i in range(self.s.pv_len[1]):
+            self.s.pv[0][i + 1] = self.s.pv[1][i]
+        self.s.pv_len[0] = self.s.pv_len[1] + 1
+        return score
+
+    def pv(self):
+        """The principal variation of the last search_move call: a list of
+        (origin, destination, captured_mask, promotes) in internal squares."""
+        out = []
+        cdef int i
+        cdef Move* m
+        for i in range(self.s.pv_len[0]):
+            m = &self.s.pv[0][i]
+            out.append((self.core.square(m.origin), self.core.square(m.dest),
+                        self.core.from_bits(m.captured), bool(m.promote)))
+        return out
+
+    def store_root(self, int depth, int score, int best_index):
+        """Record the root result in the hash table so the next iteration starts from it."""
+        tt_store(self.s, self.s.keys[self.s.history_len], depth, TT_EXACT, score, best_index, 0)
+
+    def hash_move(self):
+        """The index of the hash table's best root move, or -1."""
+        cdef TTEntry* e = tt_probe(self.s, self.s.keys[self.s.history_len])
+        if e == NULL or e.move >= self.root_moves.count:
+            return -1
+        return e.move
+
+    def evaluate(self):
+        """Static evaluation of the root position, side to move's point of view."""
+        return evaluate(&self.s.eval, &self.s.rules, &self.root)
+
+    def quiesce(self):
+        """Quiescence score of the root position (captures resolved)."""
+        self.start()
+        cdef int score
+        with nogil:
+            score = quiesce(self.s, &self.root, 0, -INF, INF)
+        return score
+
+
+MATE_SCORE = MATE
+MATE_THRESHOLD = MATE_BOUND
+INFINITY = INF
