@@ -10,6 +10,9 @@ without the GIL, and polls a stop flag that any thread may set.
 from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int16_t, int8_t, int64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
+from libc.math cimport log
+
+cdef double LMR_DIVISOR = 2.0
 
 from _fast.movegen cimport (
     Rules, Pos, Move, MoveList, PathList, CoreRules, WHITE, BLACK, MAX_MOVES,
@@ -108,6 +111,21 @@ cdef uint64_t splitmix(uint64_t* state) noexcept nogil:
     return z ^ (z >> 31)
 
 
+cdef int LMR[64][64]
+
+
+cdef void init_lmr() noexcept nogil:
+    """Late-move reductions grow with the depth left and the number of moves tried."""
+    cdef int d, m
+    for d in range(64):
+        for m in range(64):
+            LMR[d][m] = 0
+            if d >= 3 and m >= 2:
+                LMR[d][m] = <int>(0.3 + log(d) * log(m) / LMR_DIVISOR)
+                if LMR[d][m] < 1:
+                    LMR[d][m] = 1
+
+
 cdef void init_zobrist() noexcept nogil:
     global ZOBRIST_SIDE
     cdef uint64_t state = 0x64616D6B61ULL   # "damka"
@@ -119,6 +137,7 @@ cdef void init_zobrist() noexcept nogil:
 
 
 init_zobrist()
+init_lmr()
 
 
 cdef inline int piece_kind(const Pos* p, int side, uint64_t bit) noexcept nogil:
@@ -419,8 +438,6 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     generate(&s.rules, p, &ml, NULL)
     if ml.count == 0:
         return -MATE + ply
-    if ml.count == 1 and ply < 2 * depth + 8:
-        depth += 1    # a forced move costs no depth
     if tt_move >= ml.count:
         tt_move = NO_MOVE
     for i in range(ml.count):
@@ -446,13 +463,11 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
             reduction = 0
             if (depth >= 3 and moved >= 2 and not m.captured and not m.promote
                     and scores[i] < (1 << 27) and not has_capture(&s.rules, &child)):
-                reduction = 1
-                if moved >= 5 and depth >= 5:
-                    reduction += 1
-                if moved >= 12 and depth >= 8:
-                    reduction += 1
-                if pv_node:
+                reduction = LMR[depth if depth < 64 else 63][moved if moved < 64 else 63]
+                if pv_node and reduction > 0:
                     reduction -= 1
+                if reduction >= new_depth:
+                    reduction = new_depth - 1
             score = -search(s, &child, new_depth - reduction, ply + 1, -alpha - 1, -alpha, 0)
             if score > alpha and reduction > 0:
                 score = -search(s, &child, new_depth, ply + 1, -alpha - 1, -alpha, 0)
