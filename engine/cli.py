@@ -134,7 +134,24 @@ def _divide_rows(variant: Variant, rows) -> list[tuple[str, int]]:
 
 # -- the parser --------------------------------------------------------------------------
 
-_COMMANDS: list[Callable] = [_add_perft]
+def _add_hub(subparsers) -> None:
+    p = subparsers.add_parser(
+        "hub",
+        help="speak the Hub protocol on stdin/stdout (for draughts GUIs and match runners)",
+        description="Run as a Hub engine (Scan's protocol, version 2) on stdin/stdout. "
+        "GUIs start the engine as `damka hub`; extra `--name=value` arguments are ignored.",
+    )
+    p.add_argument("extra", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(run=_run_hub)
+
+
+def _run_hub(args: argparse.Namespace) -> int:
+    from protocol.hub import main as hub_main  # imported only when it runs
+
+    return hub_main()
+
+
+_COMMANDS: list[Callable] = [_add_perft, _add_hub]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hub"]:  # clients add their own --name=value arguments: take no notice
+        return _run_hub(argparse.Namespace())
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

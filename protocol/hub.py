@@ -1,0 +1,377 @@
+"""``damka hub``: the Hub protocol (version 2, Scan's) on stdin/stdout.
+
+A thin translator over the search facade (engine.search.Engine). A reader thread feeds a
+queue, so ``ping``, ``stop`` and ``ponder-hit`` are served while a search runs; any other
+command ends the search first (its ``done`` is written), then runs, as Scan does. Bad input
+gets ``error message="..."`` and the previous state is kept. Nothing is written before
+``hub``, every line is flushed, and nothing goes to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, TextIO
+
+from engine import __version__
+from engine.board import Board
+from engine.errors import DamkaError
+from engine.move import Move
+from engine.search import Engine, Limits, SearchInfo, SearchResult
+from engine.variants import Variant, get_variant
+from engine.levels import LEVELS
+from engine.timeman import TimeSettings
+
+from . import pydraughts_compat
+from .hub_text import HubSyntaxError, format_line, parse_line
+
+__all__ = ["HubServer", "main", "hub_score"]
+
+VARIANT_VALUES = ("normal", "english", "russian", "brazilian", "spanish", "italian", "czech")
+#: search limits when a ``go`` comes without a ``level`` (Scan would search "forever")
+DEFAULT_LIMITS = Limits(movetime=2.0)
+EVAL_CLAMP = 8000  # hundredths: evaluation scores stay within +-80.00 men (spec 1.5)
+
+
+def hub_score(score: int, mate_score: int = 30000, mate_threshold: int = 29000) -> str:
+    """A score as Hub shows it: men with two decimals; a forced result in N plies as
+    +-(100 - N/100), the 99.xx band that GUIs read as a win or loss."""
+    if score > mate_threshold:
+        return f"{100 - (mate_score - score) / 100:.2f}"
+    if score < -mate_threshold:
+        return f"{-(100 - (mate_score + score) / 100):.2f}"
+    score = max(-EVAL_CLAMP, min(EVAL_CLAMP, score))
+    return f"{score / 100:.2f}"
+
+
+@dataclass
+class Params:
+    """The engine parameters a GUI can set with ``set-param``."""
+
+    variant: Variant = field(default_factory=lambda: get_variant("international"))
+    hash_mb: int = 64
+    level: str = "full"
+    move_overhead_ms: int = 30
+    forced_capture: bool = True
+    pydraughts: bool = False  #: pydraughts' own 8x8 position layout and move numbering
+    line_pacing_ms: int = 0  #: a pause after each line, for clients that read badly
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off", "none"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _int(text: str, low: int, high: int) -> int:
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise ValueError(f"not a number: {text!r}") from None
+    if not low <= value <= high:
+        raise ValueError(f"{value} is outside {low}..{high}")
+    return value
+
+
+class HubError(Exception):
+    """A command that cannot be carried out: reported as ``error message=...``."""
+
+
+class HubServer:
+    """The Hub dialogue of one engine process (input and output are injectable for tests)."""
+
+    def __init__(self, out: TextIO = sys.stdout):
+        self.out = out
+        self.params = Params()
+        self._write_lock = threading.Lock()
+        self._engine: Engine | None = None
+        self._engine_key: tuple | None = None
+        self.board: Board | None = None
+        self.limits: Limits | None = None
+        self._search_thread: threading.Thread | None = None
+        self._quit = False
+
+    # -- output ----------------------------------------------------------------------------
+
+    def send(self, command: str, *flags: str, **args: object) -> None:
+        line = format_line(command, *flags, **args)
+        with self._write_lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+            if self.params.line_pacing_ms:
+                time.sleep(self.params.line_pacing_ms / 1000)
+
+    def error(self, message: str) -> None:
+        self.send("error", message=message.replace('"', "'"))
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def serve(self, lines: "queue.Queue[str | None]") -> None:
+        """Handle lines until ``quit`` or end of input (None in the queue)."""
+        while not self._quit:
+            line = lines.get()
+            if line is None:
+                break
+            self.handle(line)
+        self._end_search()
+
+    def handle(self, line: str) -> None:
+        """One input line; never raises."""
+        if not line.strip():
+            return
+        try:
+            command, args = parse_line(line)
+        except HubSyntaxError as exc:
+            self.error(f"bad syntax: {exc}")
+            return
+        if self.searching:
+            if command == "ping":
+                self.send("pong")
+                return
+            if command == "stop":
+                self._engine.stop()
+                return
+            if command == "ponder-hit":
+                self._engine.ponderhit()
+                return
+            self._end_search()  # any other command ends the search first
+        handler: Callable | None = getattr(self, "cmd_" + command.replace("-", "_"), None)
+        if handler is None:
+            self.error(f"unknown command: {command}")
+            return
+        try:
+            handler(args)
+        except (HubError, DamkaError, ValueError) as exc:
+            self.error(str(exc))
+        except Exception as exc:  # never die on input; say what happened
+            self.error(f"internal error: {type(exc).__name__}: {exc}")
+
+    @property
+    def searching(self) -> bool:
+        return self._search_thread is not None and self._search_thread.is_alive()
+
+    def _end_search(self) -> None:
+        thread = self._search_thread
+        if thread is not None:
+            if thread.is_alive() and self._engine is not None:
+                self._engine.stop()
+            thread.join()
+            self._search_thread = None
+
+    # -- handshake and parameters ----------------------------------------------------------
+
+    def cmd_hub(self, args: dict) -> None:
+        self.send("id", name="damka", version=__version__, author="damka developers", country="NL")
+        p = self.params
+        self.send("param", name="variant", value=p.variant.hub_name, type="enum",
+                  values=" ".join(VARIANT_VALUES))
+        self.send("param", name="hash-mb", value=p.hash_mb, type="int", min=1, max=4096)
+        self.send("param", name="level", value=p.level, type="enum", values=" ".join(reversed(list(LEVELS))))
+        self.send("param", name="move-overhead", value=p.move_overhead_ms, type="int", min=0, max=5000)
+        self.send("param", name="forced-capture", value=p.forced_capture, type="bool")
+        self.send("param", name="pydraughts-8x8", value=p.pydraughts, type="bool")
+        self.send("param", name="line-pacing", value=p.line_pacing_ms, type="int", min=0, max=100)
+        self.send("wait")
+
+    def cmd_set_param(self, args: dict) -> None:
+        if "name" not in args:
+            raise HubError("missing name")
+        if "value" not in args:
+            raise HubError(f"missing value for {args['name']}")
+        name, value = args["name"].strip().lower(), args["value"]
+        p = self.params
+        if name == "variant":
+            try:
+                variant = get_variant(value)
+            except ValueError:
+                raise HubError(f"unknown variant {value!r}; known: {' '.join(VARIANT_VALUES)}") from None
+            if not p.forced_capture and variant.size != 8:
+                raise HubError("forced-capture=false exists only for the 8x8 variants")
+            p.variant = variant
+            self.board = None
+        elif name in ("hash-mb", "hash", "tt-size-mb"):
+            p.hash_mb = _int(value, 1, 4096)
+        elif name == "level":
+            level = value.strip().lower()
+            if level not in LEVELS:
+                raise HubError(f"unknown level {value!r}; known: {' '.join(LEVELS)}")
+            p.level = level
+        elif name == "move-overhead":
+            p.move_overhead_ms = _int(value, 0, 5000)
+        elif name == "forced-capture":
+            forced = _bool(value)
+            if not forced and p.variant.size != 8:
+                raise HubError("forced-capture=false exists only for the 8x8 variants")
+            p.forced_capture = forced
+            self.board = None
+        elif name in ("pydraughts-8x8", "pydraughts"):
+            p.pydraughts = _bool(value)
+        elif name == "line-pacing":
+            p.line_pacing_ms = _int(value, 0, 100)
+        else:
+            raise HubError(f"unknown parameter {args['name']!r}")
+
+    def cmd_init(self, args: dict) -> None:
+        self.engine()
+        self.send("ready")
+
+    @property
+    def variant(self) -> Variant:
+        return self.params.variant.with_forced_capture(self.params.forced_capture)
+
+    def engine(self) -> Engine:
+        """The search engine for the current parameters, rebuilt lazily when they change."""
+        p = self.params
+        key = (self.variant, p.hash_mb)
+        if self._engine is None or self._engine_key != key:
+            self._engine = Engine(self.variant, hash_mb=p.hash_mb)
+            self._engine_key = key
+        self._engine.set_level(p.level)
+        self._engine.time_settings = TimeSettings(move_overhead=p.move_overhead_ms / 1000)
+        return self._engine
+
+    # -- game commands ---------------------------------------------------------------------
+
+    def cmd_new_game(self, args: dict) -> None:
+        self.engine().clear()
+
+    def cmd_pos(self, args: dict) -> None:
+        variant = self.variant
+        text = args.get("pos")
+        try:
+            if text is None or ("start" in args and not text):
+                board = Board(variant)
+            else:
+                board = Board(variant, pydraughts_compat.read_position(variant, text.strip(), self.params.pydraughts))
+        except DamkaError as exc:
+            raise HubError(f"bad position: {exc}") from None
+        for token in args.get("moves", "").split():
+            try:
+                board.push(pydraughts_compat.read_move(variant, token, self.params.pydraughts))
+            except DamkaError as exc:
+                raise HubError(f"illegal move {token}: {exc}") from None
+        self.board = board
+
+    def cmd_level(self, args: dict) -> None:
+        fields: dict = {}
+        try:
+            if "depth" in args:
+                fields["depth"] = int(args["depth"])
+            if "nodes" in args:
+                fields["nodes"] = int(float(args["nodes"]))
+            if "move-time" in args:
+                fields["movetime"] = float(args["move-time"])
+            if "time" in args or "inc" in args or "moves" in args:
+                inc = float(args.get("inc", 0) or 0)
+                # the increment is added before the move (spec 1.8): it may be spent now
+                fields["time_left"] = float(args.get("time", 30)) + inc
+                fields["increment"] = inc
+                if args.get("moves"):
+                    moves = int(float(args["moves"]))
+                    fields["moves_to_go"] = moves if moves > 0 else None
+            if "infinite" in args:
+                fields = {"infinite": True}
+            self.limits = Limits(**fields) if fields else None
+        except (TypeError, ValueError) as exc:
+            raise HubError(f"bad level: {exc}") from None
+
+    def cmd_go(self, args: dict) -> None:
+        if self.board is None:
+            self.board = Board(self.variant)
+        board = self.board
+        engine = self.engine()
+        mode = "ponder" if "ponder" in args else "analyze" if ("analyze" in args or "analyse" in args) else "think"
+        limits = self.limits or DEFAULT_LIMITS
+        if mode == "analyze" and self.limits is None:
+            limits = Limits(infinite=True)
+        self.limits = None  # limits hold for one search (reset after each done)
+        if not board.legal_moves:
+            self.send("done")
+            return
+        compat = self.params.pydraughts
+        variant = self.variant
+
+        def hub_move(move: Move) -> str:
+            return pydraughts_compat.write_move(variant, move, compat)
+
+        infos_sent = []
+
+        def on_info(info: SearchInfo) -> None:
+            infos_sent.append(True)
+            fields = {"depth": info.depth}
+            fields["score"] = hub_score(info.score)
+            fields["nodes"] = info.nodes
+            fields["time"] = f"{info.time:.3f}"
+            fields["nps"] = f"{info.nps / 1e6:.2f}"
+            if info.pv:
+                fields["pv"] = " ".join(hub_move(m) for m in info.pv)
+            self.send("info", **fields)
+
+        future = engine.search_async(board, limits, on_info, ponder=(mode == "ponder"))
+
+        def finish() -> None:
+            try:
+                result: SearchResult = future.result()
+            except Exception as exc:  # reported, and the engine keeps serving
+                self.error(f"search failed: {type(exc).__name__}: {exc}")
+                self.send("done")
+                return
+            if result.best_move is not None and not infos_sent:
+                # a forced move: no iteration ran, but GUIs still want a score (as Scan does)
+                pv = " ".join(hub_move(m) for m in result.pv[:2] or (result.best_move,))
+                self.send("info", depth=result.depth, score=hub_score(result.score),
+                          nodes=result.nodes, time=f"{result.time:.3f}", pv=pv)
+            if result.best_move is None:
+                self.send("done")
+            elif result.ponder_move is not None:
+                self.send("done", move=hub_move(result.best_move), ponder=hub_move(result.ponder_move))
+            else:
+                self.send("done", move=hub_move(result.best_move))
+
+        self._search_thread = threading.Thread(target=finish, name="damka-hub-done", daemon=True)
+        self._search_thread.start()
+
+    def cmd_ponder_hit(self, args: dict) -> None:
+        """Ignored when idle (spec 1.4)."""
+
+    def cmd_stop(self, args: dict) -> None:
+        """Ignored when idle: no ``done`` is sent (spec 1.4)."""
+
+    def cmd_ping(self, args: dict) -> None:
+        self.send("pong")
+
+    def cmd_quit(self, args: dict) -> None:
+        self._quit = True
+
+
+def _read_stdin(lines: "queue.Queue[str | None]") -> None:
+    stream = sys.stdin.buffer
+    while True:
+        raw = stream.readline()
+        if not raw:
+            break
+        lines.put(raw.decode("utf-8", "replace"))
+    lines.put(None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the Hub dialogue on stdin/stdout until ``quit`` or end of input."""
+    lines: "queue.Queue[str | None]" = queue.Queue()
+    threading.Thread(target=_read_stdin, args=(lines,), name="damka-hub-stdin", daemon=True).start()
+    server = HubServer(sys.stdout)
+    server.serve(lines)
+    sys.stdout.flush()
+    # the stdin reader may still be blocked in a read: leave without waiting for it (a normal
+    # interpreter exit would abort on the reader's lock)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
