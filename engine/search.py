@@ -1,0 +1,619 @@
+"""The search facade: search a Board with limits and get back a move, score and variation.
+
+Below the root everything runs in the compiled core (``_fast.search``) without the GIL. The
+root is driven from here: iterative deepening with aspiration windows, principal variation
+search over the root moves (the previous best move first), time management between
+iterations, pondering, strength levels, and progress through a callback (never printing).
+
+The Engine can be stopped from any thread: ``stop()`` sets the core's flag, which the search
+polls at every node, so ``search`` returns the best move found so far within milliseconds.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from . import _core
+from .board import Board
+from .draws import game_history
+from .fen import parse_fen
+from .levels import Level, choose, get_level
+from .move import Move
+from .timeman import TimeManager, TimeSettings, estimate_moves_left
+from .variants import Variant, get_variant
+
+try:
+    from _fast.search import INFINITY, MATE_SCORE, MATE_THRESHOLD, Searcher
+except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tree
+    raise ImportError(
+        f"damka's compiled search core (_fast.search) is not built or cannot be loaded ({exc}). "
+        "Build it with `pip install -e .` (or `python setup.py build_ext --inplace`)."
+    ) from exc
+
+__all__ = [
+    "Engine",
+    "Limits",
+    "SearchInfo",
+    "SearchResult",
+    "MATE_SCORE",
+    "MATE_THRESHOLD",
+    "MAX_DEPTH",
+    "mate_in",
+]
+
+#: deepest nominal depth (the core's ply stack holds 128 plies including extensions)
+MAX_DEPTH = 96
+#: half width of the first aspiration window, hundredths of a man
+ASPIRATION = 25
+#: aspiration windows from this depth on (shallower iterations are too cheap to bother)
+ASPIRATION_DEPTH = 5
+
+InfoCallback = Callable[["SearchInfo"], object]
+
+
+def mate_in(score: int) -> int | None:
+    """Moves to a forced result: N > 0 the side to move wins with its N-th move, -N it has
+    lost after N moves (0: it has already lost); None when the score is no forced result."""
+    if score > MATE_THRESHOLD:
+        return (MATE_SCORE - score + 1) // 2
+    if score < -MATE_THRESHOLD:
+        return -((MATE_SCORE + score) // 2)
+    return None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When to stop searching. Every limit given is a cap; with none, search until stop().
+
+    Times are in seconds. ``movetime`` is the time for this move; ``time_left``,
+    ``increment`` and ``moves_to_go`` are the game clock (the time manager decides).
+    ``infinite`` (analysis) ignores all limits and searches until stop().
+    """
+
+    depth: int | None = None
+    nodes: int | None = None
+    movetime: float | None = None
+    time_left: float | None = None
+    increment: float = 0.0
+    moves_to_go: int | None = None
+    infinite: bool = False
+
+    def __post_init__(self) -> None:
+        if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, not {self.depth}")
+        if self.nodes is not None and self.nodes < 1:
+            raise ValueError(f"nodes must be positive, not {self.nodes}")
+        if self.movetime is not None and not self.movetime > 0:
+            raise ValueError(f"movetime must be positive, not {self.movetime}")
+        if self.time_left is not None and not self.time_left >= 0:
+            raise ValueError(f"time_left must not be negative, not {self.time_left}")
+        if not self.increment >= 0:
+            raise ValueError(f"increment must not be negative, not {self.increment}")
+        if self.moves_to_go is not None and self.moves_to_go < 1:
+            raise ValueError(f"moves_to_go must be positive, not {self.moves_to_go}")
+
+    @property
+    def timed(self) -> bool:
+        """Whether a clock limits this search (movetime or a game clock)."""
+        return not self.infinite and (self.movetime is not None or self.time_left is not None)
+
+
+@dataclass(frozen=True)
+class SearchInfo:
+    """Progress: one per finished iteration (``final``) and one per new best move within an
+    iteration (not ``final``). Scores are hundredths of a man from the side to move."""
+
+    depth: int
+    seldepth: int
+    score: int
+    nodes: int
+    time: float
+    pv: tuple[Move, ...]
+    final: bool = True
+
+    @property
+    def best_move(self) -> Move | None:
+        return self.pv[0] if self.pv else None
+
+    @property
+    def nps(self) -> int:
+        return round(self.nodes / self.time) if self.time > 0 else 0
+
+    @property
+    def mate(self) -> int | None:
+        """Moves to a forced win (positive) or loss (negative); see mate_in."""
+        return mate_in(self.score)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The answer of a search: the move to play and what the engine expects next."""
+
+    best_move: Move | None  #: None only when the side to move has no legal move
+    ponder_move: Move | None  #: the expected reply (the second move of the pv)
+    score: int  #: hundredths of a man from the side to move's point of view
+    depth: int  #: the last completed nominal depth (0 for an immediate answer)
+    seldepth: int
+    nodes: int
+    time: float  #: seconds spent
+    pv: tuple[Move, ...]
+
+    @property
+    def nps(self) -> int:
+        return round(self.nodes / self.time) if self.time > 0 else 0
+
+    @property
+    def mate(self) -> int | None:
+        """Moves to a forced win (positive) or loss (negative); see mate_in."""
+        return mate_in(self.score)
+
+
+class Engine:
+    """A search engine for one rule set. Reuse it over a game: it keeps its hash table.
+
+    ``level`` is "easy", "medium", "hard" or "full"/None; ``seed`` makes a weaker level's
+    choice among near-best moves reproducible. One search runs at a time; ``stop`` and
+    ``ponderhit`` may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        variant: "str | Variant" = "international",
+        hash_mb: int = 64,
+        level: "str | Level | None" = None,
+        seed: int = 0,
+        time_settings: TimeSettings | None = None,
+    ):
+        self.variant: Variant = get_variant(variant)
+        if hash_mb < 1:
+            raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
+        draws = self.variant.draws
+        self._searcher = Searcher(
+            _core.core_rules(self.variant),
+            self.variant.name,
+            hash_mb,
+            draws.king_moves or 0,
+            draws.no_progress or 0,
+            draws.endgame_three or 0,
+            draws.endgame_two or 0,
+        )
+        self.level: Level = get_level(level)
+        self.seed = seed
+        self.time_settings = time_settings or TimeSettings()
+        self._busy = threading.Lock()
+        self._control = threading.Lock()
+        self._stop_requested = False
+        self._current: _RootSearch | None = None
+
+    # -- settings --------------------------------------------------------------------------
+
+    @property
+    def hash_mb(self) -> int:
+        return self._searcher.hash_mb
+
+    def resize(self, hash_mb: int) -> None:
+        """A new hash table of ``hash_mb`` MB (everything learned is lost)."""
+        if hash_mb < 1:
+            raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
+        with self._busy:
+            self._searcher.resize(hash_mb)
+
+    def clear(self) -> None:
+        """Forget the hash table, killers and history: a new game, or a reproducible search."""
+        with self._busy:
+            self._searcher.clear()
+
+    def set_level(self, level: "str | Level | None", seed: int | None = None) -> None:
+        self.level = get_level(level)
+        if seed is not None:
+            self.seed = seed
+
+    # -- searching -------------------------------------------------------------------------
+
+    def search(
+        self,
+        board: Board,
+        limits: Limits | None = None,
+        on_info: InfoCallback | None = None,
+        ponder: bool = False,
+    ) -> SearchResult:
+        """Search the board's position (its move stack gives repetitions and draw counters).
+
+        With ``ponder`` the time limits wait for ``ponderhit()``; depth and node limits
+        still apply. Blocks until the search ends; call ``stop`` from another thread to end
+        it early.
+        """
+        self._begin()
+        try:
+            return self._run(board, limits, on_info, ponder)
+        finally:
+            self._busy.release()
+
+    def ponder(self, board: Board, limits: Limits | None = None,
+               on_info: InfoCallback | None = None) -> SearchResult:
+        """Search the position after the expected reply until ponderhit() or stop()."""
+        return self.search(board, limits, on_info, ponder=True)
+
+    def search_async(
+        self,
+        board: Board,
+        limits: Limits | None = None,
+        on_info: InfoCallback | None = None,
+        ponder: bool = False,
+    ) -> "Future[SearchResult]":
+        """Start ``search`` in a thread and return its Future; stop() works from the moment
+        this returns."""
+        self._begin()
+        future: Future[SearchResult] = Future()
+        future.set_running_or_notify_cancel()
+        board = board.copy()
+
+        def work() -> None:
+            try:
+                future.set_result(self._run(board, limits, on_info, ponder))
+            except BaseException as exc:  # handed to the caller through the Future
+                future.set_exception(exc)
+            finally:
+                self._busy.release()
+
+        threading.Thread(target=work, name="damka-search", daemon=True).start()
+        return future
+
+    def stop(self) -> None:
+        """End the running search soon; it returns the best move found so far. Safe from any
+        thread; does nothing when no search runs."""
+        with self._control:
+            if self._busy.locked():
+                self._stop_requested = True
+                self._searcher.stop()
+
+    def ponderhit(self) -> None:
+        """The expected reply was played: the ponder search becomes a normal timed search,
+        with the clock counted from now."""
+        with self._control:
+            if self._current is not None:
+                self._current.ponderhit()
+
+    @property
+    def searching(self) -> bool:
+        return self._busy.locked()
+
+    def _begin(self) -> None:
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError("a search is already running on this engine")
+        with self._control:
+            self._stop_requested = False
+
+    def _run(self, board: Board, limits: Limits | None, on_info: InfoCallback | None,
+             ponder: bool) -> SearchResult:
+        if board.variant != self.variant:
+            raise ValueError(
+                f"the board plays {board.variant}, this engine {self.variant}"
+            )
+        root = _RootSearch(self, board, limits or Limits(), on_info, ponder)
+        with self._control:
+            self._current = root
+            if self._stop_requested:  # stop() came before the core's flag was reset
+                self._searcher.stop()
+        try:
+            return root.run()
+        finally:
+            with self._control:
+                self._current = None
+
+
+class _RootSearch:
+    """One search of one position: the iterative-deepening loop over the root moves."""
+
+    def __init__(self, engine: Engine, board: Board, limits: Limits,
+                 on_info: InfoCallback | None, ponder: bool):
+        self.engine = engine
+        self.s = engine._searcher
+        self.board = board
+        self.limits = limits
+        self.on_info = on_info
+        self.level = engine.level
+        self.pondering = ponder
+        self.started = Searcher.now()
+        self.clock_start = self.started
+        self.deadline = 0.0
+
+        depth = MAX_DEPTH if limits.infinite or limits.depth is None else limits.depth
+        self.user_nodes = None if limits.infinite else limits.nodes
+        self.level_nodes = self.level.nodes
+        if self.level.depth is not None:
+            depth = min(depth, self.level.depth)
+        self.max_depth = depth
+        caps = [n for n in (self.user_nodes, self.level_nodes) if n is not None]
+        self.node_limit = min(caps) if caps else None
+
+        self.tm: TimeManager | None = None
+        if limits.timed:
+            position = board.position
+            pieces = bin(position.white | position.black).count("1")
+            start_pieces = bin(_start_pieces(board.variant)).count("1")
+            self.tm = TimeManager(
+                movetime=limits.movetime,
+                time_left=limits.time_left,
+                increment=limits.increment,
+                moves_to_go=limits.moves_to_go,
+                moves_left_estimate=estimate_moves_left(pieces, start_pieces),
+                settings=engine.time_settings,
+            )
+
+        # result so far
+        self.best = 0
+        self.score = 0
+        self.depth = 0
+        self.core_pv: list[tuple] = []
+        self.nodes_before = 0  # nodes of earlier phases (the core counts from start())
+
+    # -- control from other threads (under the engine's control lock) ----------------------
+
+    def ponderhit(self) -> None:
+        if not self.pondering:
+            return
+        now = Searcher.now()
+        self.pondering = False
+        self.clock_start = now
+        if self.tm is not None:
+            self.deadline = now + self.tm.hard
+            self.s.set_deadline(self.deadline)
+            # pondered at least as long as this move was going to take: answer now
+            soft = self.tm.soft
+            if self.depth >= 1 and soft is not None and now - self.started >= soft:
+                self.s.stop()
+
+    # -- the search ------------------------------------------------------------------------
+
+    def run(self) -> SearchResult:
+        s, board = self.s, self.board
+        history = game_history(board)
+        keys = [s.key(p.white, p.black, p.kings, p.white_to_move) for p in history.positions]
+        position = board.position
+        self.root_key = s.key(position.white, position.black, position.kings,
+                              position.white_to_move)
+        c = history.counters
+        core_moves = s.set_position(
+            position.white, position.black, position.kings, position.white_to_move,
+            history=keys, reversible=c.reversible, no_progress=c.no_progress, endgame=c.endgame,
+        )
+        self.moves = [Move.from_core(t) for t in core_moves]
+        if not self.moves:
+            return self._result(None, -MATE_SCORE, 0, [])
+
+        with self.engine._control:
+            if not self.pondering and self.tm is not None:
+                self.deadline = self.clock_start + self.tm.hard
+            s.start(self.deadline, self.node_limit or 0)
+            if self.engine._stop_requested:
+                s.stop()
+
+        if len(self.moves) == 1 and not self.pondering and not self.limits.infinite:
+            # a forced move: answer at once, with a glance at the reply for the ponder move
+            score = s.search_move(0, 1, -INFINITY, INFINITY)
+            pv = s.pv() if not s.stopped else []
+            return self._result(0, score if not s.stopped else 0, 0, pv)
+
+        self._iterate()
+        if not self.engine._stop_requested and self.level.margin > 0 and self.depth >= 1:
+            self._choose_level_move()
+        return self._result(self.best, self.score, self.depth, self.core_pv)
+
+    def _stopped(self) -> bool:
+        return self.s.stopped
+
+    def _iterate(self) -> None:
+        s = self.s
+        order = list(range(len(self.moves)))
+        hash_move = s.hash_move()
+        if hash_move >= 0:
+            order.remove(hash_move)
+            order.insert(0, hash_move)
+        self.best = order[0]
+        previous: int | None = None
+        for depth in range(1, self.max_depth + 1):
+            if depth > 1 and not self._may_start_iteration():
+                break
+            if depth == 1:
+                found = self._first_iteration(order, hash_move)
+            else:
+                found = self._aspiration(depth, order, previous)
+            if found is None:  # stopped before the iteration finished
+                break
+            best, score, pv = found
+            self.best, self.score, self.depth, self.core_pv = best, score, depth, pv
+            if depth > 1:  # (after depth 1 the order is already set: see _first_iteration)
+                order.remove(best)
+                order.insert(0, best)
+            s.store_root(depth, score, best)
+            self._info(final=True)
+            if self.tm is not None:
+                self.tm.update(best, score)
+            previous = score
+            if self._node_budget_spent():
+                break
+            if abs(score) > MATE_THRESHOLD and not self.limits.infinite:
+                plies = MATE_SCORE - abs(score)
+                if depth >= plies + 4:
+                    break  # the forced result is proven; deeper adds nothing
+
+    def _may_start_iteration(self) -> bool:
+        if self._stopped():
+            return False
+        if self.tm is None or self.pondering:
+            return True
+        return self.tm.start_iteration(Searcher.now() - self.clock_start)
+
+    def _node_budget_spent(self) -> bool:
+        """A weaker level stops deepening once its node budget is half spent, keeping the
+        rest for looking at the alternatives to its best move."""
+        return self.level_nodes is not None and self.s.nodes >= self.level_nodes // 2
+
+    def _first_iteration(self, order: list[int], hash_move: int):
+        """Depth 1 with a full window for every move: exact scores to order the moves by."""
+        s = self.s
+        scores = {}
+        pvs = {}
+        for i in order:
+            score = s.search_move(i, 1, -INFINITY, INFINITY)
+            if s.stopped:
+                return None
+            scores[i] = score
+            pvs[i] = s.pv()
+        order.sort(key=lambda i: -scores[i])
+        best = order[0]
+        if hash_move >= 0:  # a deeper search of this position said so before
+            order.remove(hash_move)
+            order.insert(0, hash_move)
+        return best, scores[best], pvs[best]
+
+    def _aspiration(self, depth: int, order: list[int], previous: int | None):
+        """One iteration: search the root in a window around the previous score, widening it
+        until the score falls inside."""
+        delta = ASPIRATION
+        if depth >= ASPIRATION_DEPTH and previous is not None and abs(previous) < MATE_THRESHOLD:
+            alpha, beta = max(previous - delta, -INFINITY), min(previous + delta, INFINITY)
+        else:
+            alpha, beta = -INFINITY, INFINITY
+        while True:
+            found = self._root(depth, order, alpha, beta)
+            if found is None:
+                return None
+            best, score, pv = found
+            if score <= alpha and alpha > -INFINITY:
+                if self.tm is not None:
+                    self.tm.note_fail_low()
+                beta = (alpha + beta) // 2
+                alpha = max(score - delta, -INFINITY)
+            elif score >= beta and beta < INFINITY:
+                order.remove(best)
+                order.insert(0, best)
+                beta = min(score + delta, INFINITY)
+            else:
+                return found
+            delta *= 2
+            if delta > 400:
+                alpha, beta = -INFINITY, INFINITY
+
+    def _root(self, depth: int, order: Sequence[int], alpha: int, beta: int):
+        """PVS over the root moves: the first with the full window, the others with a null
+        window and a re-search when they beat alpha. Returns (best, score, pv) where score
+        may be a bound outside (alpha, beta); None when stopped."""
+        s = self.s
+        best, best_score, best_pv = order[0], -INFINITY, []
+        a = alpha
+        for n, i in enumerate(order):
+            if n == 0:
+                score = s.search_move(i, depth, a, beta)
+            else:
+                if self.engine._stop_requested:
+                    s.stop()
+                score = s.search_move(i, depth, a, a + 1)
+                if not s.stopped and a < score < beta:
+                    score = s.search_move(i, depth, a, beta)
+            if s.stopped:
+                return None
+            if score > best_score:
+                best_score = score
+                if n == 0 or score > a:
+                    best, best_pv = i, s.pv()
+            if score > a:
+                if n > 0:
+                    # proven better than the previous best at this depth: play it if stopped now
+                    self.best, self.score, self.core_pv = i, score, best_pv
+                    self._info(final=False, depth=depth)
+                if score >= beta:
+                    return i, score, best_pv
+                a = score
+        return best, best_score, best_pv
+
+    def _choose_level_move(self) -> None:
+        """A weaker level: a seeded choice among the moves within its margin of the best,
+        each scored by the real search at the depth reached."""
+        s = self.s
+        best, best_score, depth = self.best, self.score, self.depth
+        if len(self.moves) < 2 or abs(best_score) > MATE_THRESHOLD:
+            return
+        if self.deadline and Searcher.now() >= self.deadline:
+            return  # out of time: keep the best move
+        used = s.nodes
+        budget = self.level_nodes
+        if self.user_nodes is not None:
+            budget = min(budget or self.user_nodes, self.user_nodes - used)
+            if budget <= 0:
+                return
+        self.nodes_before += used
+        s.start(self.deadline, budget or 0)
+        floor = best_score - self.level.margin
+        candidates = [(best, best_score)]
+        pvs = {best: self.core_pv}
+        for i in range(len(self.moves)):
+            if i == best:
+                continue
+            score = s.search_move(i, depth, floor - 1, best_score + 1)
+            if s.stopped:
+                break
+            if score >= floor:
+                candidates.append((i, min(score, best_score)))
+                pvs[i] = s.pv()
+        chosen = choose(candidates, best_score, self.level.margin,
+                        seed=f"{self.engine.seed}:{self.level.name}:{self.root_key}")
+        if chosen != best:
+            self.best = chosen
+            self.score = dict(candidates)[chosen]
+            self.core_pv = pvs[chosen]
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def _pv_moves(self, best: int, core_pv: Sequence[tuple]) -> tuple[Move, ...]:
+        """The core's variation as legal Moves (full paths), replayed from the root."""
+        first = self.moves[best]
+        moves = [first]
+        board = self.board.copy(stack=False)
+        board.push(first)
+        for origin, destination, captured, _promotes in list(core_pv)[1:]:
+            for m in board.legal_moves:
+                if m.origin == origin and m.destination == destination \
+                        and m.captured_mask == captured:
+                    board.push(m)
+                    moves.append(m)
+                    break
+            else:
+                break
+        return tuple(moves)
+
+    def _info(self, final: bool, depth: int | None = None) -> None:
+        if self.on_info is None:
+            return
+        self.on_info(SearchInfo(
+            depth=self.depth if depth is None else depth,
+            seldepth=self.s.sel_depth,
+            score=self.score,
+            nodes=self.nodes_before + self.s.nodes,
+            time=Searcher.now() - self.started,
+            pv=self._pv_moves(self.best, self.core_pv),
+            final=final,
+        ))
+
+    def _result(self, best: int | None, score: int, depth: int,
+                core_pv: Sequence[tuple]) -> SearchResult:
+        pv = self._pv_moves(best, core_pv) if best is not None else ()
+        return SearchResult(
+            best_move=pv[0] if pv else None,
+            ponder_move=pv[1] if len(pv) > 1 else None,
+            score=score,
+            depth=depth,
+            seldepth=self.s.sel_depth,
+            nodes=self.nodes_before + self.s.nodes,
+            time=Searcher.now() - self.started,
+            pv=pv,
+        )
+
+
+def _start_pieces(variant: Variant) -> int:
+    start = parse_fen(variant, variant.start_fen)
+    return start.white | start.black

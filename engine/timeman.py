@@ -1,0 +1,140 @@
+"""Time management: how long to think about one move so that the game is never lost on time.
+
+The clock is divided over the moves expected before the next time control (``moves_to_go``,
+or an estimate from the material left). Two limits come out of it, both measured from the
+moment the clock started running for this move:
+
+* the **soft** limit: past it no new iteration is started. It stretches when the best move
+  keeps changing or the score drops, and shrinks when the best move is stable;
+* the **hard** limit: the search core's deadline; the search stops there whatever happens.
+
+A move overhead (time lost in the transport and the GUI) and a safety reserve are kept back,
+so neither limit ever reaches the time left on the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["TimeSettings", "TimeManager", "estimate_moves_left"]
+
+
+@dataclass(frozen=True)
+class TimeSettings:
+    """Tunable constants of the time manager."""
+
+    #: seconds lost on each move between the engine's answer and the clock stopping
+    move_overhead: float = 0.03
+    #: part of the clock never planned for (a reserve against surprises), and its cap in seconds
+    reserve_fraction: float = 0.05
+    reserve_max: float = 1.0
+    #: the hard limit is at most this many times the planned time per move...
+    hard_factor: float = 4.0
+    #: ...and at most this part of the usable clock (with more than one move to go)
+    hard_fraction: float = 0.4
+    #: no new iteration once this part of the planned time is spent (the next one would
+    #: rarely finish in time)
+    soft_fraction: float = 0.6
+    #: the planned time is stretched or shrunk by at most these factors
+    min_scale: float = 0.4
+    max_scale: float = 2.5
+
+
+def estimate_moves_left(pieces: int, start_pieces: int) -> int:
+    """Moves still to play when no time control says so: fewer as the board empties."""
+    share = min(1.0, pieces / start_pieces) if start_pieces else 1.0
+    return 16 + round(24 * share)
+
+
+class TimeManager:
+    """The time plan of one move, updated after each finished iteration.
+
+    ``movetime`` is a fixed time for this move; ``time_left``/``increment``/``moves_to_go``
+    are the game clock; with neither, there is no time limit (``hard`` is None).
+    """
+
+    def __init__(
+        self,
+        *,
+        movetime: float | None = None,
+        time_left: float | None = None,
+        increment: float = 0.0,
+        moves_to_go: int | None = None,
+        moves_left_estimate: int = 30,
+        settings: TimeSettings = TimeSettings(),
+    ):
+        self.settings = settings
+        self.hard: float | None = None
+        self.planned: float | None = None
+        if movetime is not None:
+            # a fixed time for this move: use it all, less the transport's share
+            self.hard = max(0.001, movetime - settings.move_overhead, movetime * 0.5)
+            self.hard = min(self.hard, movetime)
+            self.planned = self.hard / settings.soft_fraction
+        if time_left is not None:
+            hard, planned = self._clock(time_left, increment, moves_to_go, moves_left_estimate)
+            if self.hard is None or hard < self.hard:
+                self.hard, self.planned = hard, planned
+        self._scale = 1.0
+        self._changes = 0.0
+        self._stable_iterations = 0
+        self._last_best: object = None
+        self._last_score: int | None = None
+
+    def _clock(self, time_left: float, increment: float, moves_to_go: int | None,
+               estimate: int) -> tuple[float, float]:
+        s = self.settings
+        time_left = max(0.0, time_left)
+        increment = max(0.0, increment)
+        reserve = min(time_left * s.reserve_fraction, s.reserve_max)
+        usable = max(0.0, time_left - s.move_overhead - reserve)
+        mtg = max(1, min(moves_to_go if moves_to_go else estimate, 60))
+        # every move also costs the overhead outside the search: only the rest of the
+        # increment can be planned for, or a long game drains the clock move by move
+        planned = usable / mtg + 0.9 * max(0.0, increment - s.move_overhead)
+        if mtg == 1:
+            hard = usable
+        else:
+            hard = min(planned * s.hard_factor, usable * s.hard_fraction + increment)
+        # never past the clock, whatever the increment claims
+        hard = min(hard, usable)
+        planned = min(planned, hard)
+        if hard <= 0.0:
+            # almost flagged: answer with whatever the first iterations give
+            hard = planned = max(0.001, min(0.01, time_left * 0.25))
+        return hard, planned
+
+    # -- the plan after each iteration ----------------------------------------------------
+
+    def update(self, best_move: object, score: int) -> None:
+        """Adjust the plan after a finished iteration: spend more if the best move changed or
+        the score dropped, less once the best move has stayed the same for a while."""
+        changed = self._last_best is not None and best_move != self._last_best
+        self._changes = self._changes * 0.5 + (1.0 if changed else 0.0)
+        self._stable_iterations = 0 if changed else self._stable_iterations + 1
+        scale = 1.0 + 0.8 * self._changes
+        if self._last_score is not None:
+            drop = self._last_score - score
+            if drop > 20:
+                scale *= 1.0 + min(drop, 150) / 200
+        if self._stable_iterations >= 4:
+            scale *= 0.7
+        self._scale = min(self.settings.max_scale, max(self.settings.min_scale, scale))
+        self._last_best = best_move
+        self._last_score = score
+
+    def note_fail_low(self) -> None:
+        """The best move's score fell below the expected window: worth more time."""
+        self._scale = min(self.settings.max_scale, max(self._scale, 1.5))
+
+    @property
+    def soft(self) -> float | None:
+        """Seconds after which no new iteration starts (None: no time limit)."""
+        if self.planned is None:
+            return None
+        return min(self.hard, self.planned * self._scale * self.settings.soft_fraction)
+
+    def start_iteration(self, elapsed: float) -> bool:
+        """Whether there is time to start another iteration."""
+        soft = self.soft
+        return soft is None or elapsed < soft

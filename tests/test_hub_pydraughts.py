@@ -1,0 +1,94 @@
+"""Complete games between two ``damka hub`` processes driven by pydraughts' HubEngine.
+
+pydraughts (0.6.7) is a real Hub client that nobody here wrote: it launches the engine, does the
+handshake, sends positions and moves in its own notation and checks every answer against its
+own board. International, and three 8x8 sets through the ``pydraughts-8x8`` parameter.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from draughts import Board as PyBoard
+from draughts import WHITE
+from draughts.engine import HubEngine, Limit
+
+#: the installed console script beside this Python (pydraughts resolves symlinks of argv[0],
+#: which would take a virtual environment's python out of its environment)
+DAMKA = str(Path(sys.executable).with_name("damka"))
+MAX_PLIES = 400
+
+
+class TimedHubEngine(HubEngine):
+    """pydraughts' client, noting when ``go`` left and ``done`` came back: the engine's time."""
+
+    def send(self, line: str) -> None:
+        if line.startswith("go "):
+            self.go_sent = time.monotonic()
+        super().send(line)
+
+    def recv_hub(self):
+        command, arg = super().recv_hub()
+        if command == "done":
+            self.thinking = time.monotonic() - self.go_sent
+        return [command, arg]
+
+
+def _engine(options: dict) -> HubEngine:
+    engine = TimedHubEngine([DAMKA, "hub"])
+    engine.configure(options)
+    engine.init()
+    return engine
+
+
+def _play(variant: str, options: dict, limit: Limit, check_clock: bool = False) -> PyBoard:
+    board = PyBoard(variant=variant)
+    white, black = _engine(options), _engine(options)
+    clock = {WHITE: limit.time, "other": limit.time}
+    try:
+        while not board.is_over() and len(board.move_stack) < MAX_PLIES:
+            side = WHITE if board.turn == WHITE else "other"
+            engine = white if board.turn == WHITE else black
+            legal = [m.board_move for m in board.legal_moves()]
+            if check_clock:  # a real clock: the time left goes down move by move
+                limit = Limit(time=round(clock[side], 3), inc=limit.inc)
+            result = engine.play(board, limit, ponder=False)
+            spent = engine.thinking
+            assert result.move.board_move in legal, f"illegal move {result.move.pdn_move}"
+            if limit.movetime is not None:
+                assert spent <= limit.movetime, f"{spent:.3f} s for a {limit.movetime} s move"
+            if check_clock:
+                # the increment counts before the move (Hub): the engine may spend time + inc
+                assert spent <= clock[side], f"{spent:.3f} s with {clock[side]:.3f} s on the clock"
+                clock[side] = clock[side] - spent + limit.inc
+            board.push(result.move)
+    finally:
+        for engine in (white, black):
+            engine.quit()
+            engine.p.wait(timeout=10)
+    return board
+
+
+@pytest.mark.parametrize(
+    "variant, options",
+    [
+        ("standard", {}),
+        ("russian", {"variant": "russian", "pydraughts-8x8": "true"}),
+        ("english", {"variant": "english", "pydraughts-8x8": "true"}),
+        ("italian", {"variant": "italian", "pydraughts-8x8": "true"}),
+        ("brazilian", {"variant": "brazilian", "pydraughts-8x8": "true"}),
+    ],
+)
+def test_complete_game_checked_by_pydraughts(variant, options):
+    board = _play(variant, options, Limit(movetime=0.05))
+    assert len(board.move_stack) > 10
+    assert board.is_over() or len(board.move_stack) == MAX_PLIES
+
+
+def test_clock_game_never_exceeds_the_time_left():
+    board = _play("standard", {}, Limit(time=4, inc=0.05), check_clock=True)
+    assert len(board.move_stack) > 10
