@@ -18,37 +18,38 @@ from .variants import get_variant
 __all__ = ["BENCH_POSITIONS", "DEFAULT_DEPTH", "BenchLine", "run_bench"]
 
 #: the depth of a plain ``damka bench``: a few seconds in all on this project's machines
-DEFAULT_DEPTH = 10
+DEFAULT_DEPTH = 12
 
-#: (rule set, FEN): the start position, two middle games and an endgame per rule set
+#: (rule set, FEN): the start position, middle games and an endgame per rule set
 BENCH_POSITIONS: tuple[tuple[str, str], ...] = (
     ("international", "W:W31-50:B1-20"),
-    ("international", "W:W30-34,36,38,40-50:B1-5,7-9,11,13-16,18-20,22,25"),
-    ("international", "W:W28,31-33,35,38,40,41,44-50:B1-5,7,9,13-15,17,19,21,24,25,34"),
+    ("international", "W:W22,26,28,36,39-42,44-50:B1-7,11-13,15-17,20,25"),
+    ("international", "W:W24,27,28,31,32,37,39,40,42-44,46-48,50:B1,2,6-16,18,26"),
+    ("international", "B:W16,28,29,33,40,47:B6,13,18,19,26,30"),
     ("international", "W:WK47,27,33,38:BK3,14,19"),
     ("english", "B:W21-32:B1-12"),
-    ("english", "B:W11,18,19,21-23,28-32:B2-6,8-10,12,14"),
-    ("english", "B:W7,9,22,26,29,30,32:B3-5,12,13,21"),
-    ("english", "B:WK14,K27,30:BK5,K19,10"),
+    ("english", "B:W21,22,24-26,29,30:B1-5,8,9"),
+    ("english", "B:W21,22,25-27:B1,4,13,14,20"),
+    ("english", "B:WK18,K27,30:BK1,K3,9"),
     ("russian", "W:Wa1,c1,e1,g1,b2,d2,f2,h2,a3,c3,e3,g3:Bb6,d6,f6,h6,a7,c7,e7,g7,b8,d8,f8,h8"),
-    ("russian", "W:Wa1,c1,e1,d2,f2,h2,a3,c3,b4:Bf4,a5,a7,c7,g7,b8,d8,f8,h8"),
-    ("russian", "W:Wa1,c1,g1,f2,g3:Bb6,d6,h6,d8,f8"),
+    ("russian", "W:Wa1,c1,e1,g1,b2,h2,a3,f4:Bb6,f6,h6,a7,c7,g7,b8,d8"),
+    ("russian", "W:We1,g1,b2,a3,h4:Ba5,b6,h6,f8,h8"),
     ("russian", "W:WKa1,c3,e3:BKh8,f6,d6"),
     ("brazilian", "W:Wa1,c1,e1,g1,b2,d2,f2,h2,a3,c3,e3,g3:Bb6,d6,f6,h6,a7,c7,e7,g7,b8,d8,f8,h8"),
-    ("brazilian", "W:Wa1,c1,e1,d2,f2,h2,a3,c3,b4:Bf4,a5,a7,c7,g7,b8,d8,f8,h8"),
-    ("brazilian", "W:Wa1,c1,g1,f2,g3:Bb6,d6,h6,d8,f8"),
-    ("brazilian", "W:WKa1,c3,e3,g3:BKh8,f6,b6"),
+    ("brazilian", "B:Wa1,c1,e1,h2,a3,b4,h4,g5:Bd6,c7,e7,g7,b8,d8,f8,h8"),
+    ("brazilian", "W:Wa1,b2,f2,c3,b4:Ba5,e5,h6,b8,d8"),
+    ("brazilian", "W:WKa1,c3,e3:BKh8,f6,b6"),
     ("spanish", "W:W1-12:B21-32"),
-    ("spanish", "W:W1,2,4-7,9,12,15,16:B17-19,24-26,29-32"),
-    ("spanish", "W:W1,4,8,11,14,16:B13,17,23,27,28,32"),
-    ("spanish", "W:WK5,10,12:BK28,20,22"),
+    ("spanish", "W:W1,2,4-6,8,9,11,12:B18,19,21,23,24,28,29,31,32"),
+    ("spanish", "B:W2,10,14,17,18,26:BK4,9,16,25,27,31"),
+    ("spanish", "W:W5,6,9,K2:B28,27,24,K31"),
     ("italian", "W:W21-32:B1-12"),
-    ("italian", "W:W17,18,21,24,26-29,31,32:B1-4,7-9,14-16"),
-    ("italian", "W:W13,17,23-25,28,29:B1,5-7,9,11,16,21,22"),
+    ("italian", "W:W21,22,24,25,27-29,31,32:B1,2,4,5,9,10,12,14,15"),
+    ("italian", "B:W9,14-16,22,32:B2,6-8,24,26"),
     ("italian", "W:WK17,22,25:BK10,9,13"),
     ("czech", "W:Wa1,c1,e1,g1,b2,d2,f2,h2,a3,c3,e3,g3:Bb6,d6,f6,h6,a7,c7,e7,g7,b8,d8,f8,h8"),
-    ("czech", "W:Wa1,c1,g1,b2,d2,f2,a3,g3,f4,h4:Ba5,c5,e5,h6,a7,c7,b8,d8,f8,h8"),
-    ("czech", "W:Wa1,e1,f2,a3,c3,h4:Bf4,c5,a7,c7,g7,f8"),
+    ("czech", "W:Wa1,c1,e1,g1,b2,d2,g3,c5:Bh4,h6,a7,c7,e7,b8,d8,h8"),
+    ("czech", "B:Wg1,h2,a3,c7:Bd4,b6,a7,h8"),
     ("czech", "W:WKc1,e3,g3:BKf8,b6,d6"),
 )
 

@@ -132,6 +132,161 @@ def _divide_rows(variant: Variant, rows) -> list[tuple[str, int]]:
     return [(write_pdn(variant, m, legal), n) for m, n in sorted(moves, key=key)]
 
 
+# -- analyse -----------------------------------------------------------------------------
+
+
+def _positive_int(what: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a positive integer, not {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{what} must be a positive integer, not {value}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"time must be a number of seconds, not {text!r}") from None
+    if not 0 < value < 1e7:
+        raise argparse.ArgumentTypeError(f"time must be a positive number of seconds, not {text}")
+    return value
+
+
+def _add_analyse(subparsers) -> None:
+    p = subparsers.add_parser(
+        "analyse",
+        aliases=["analyze"],
+        help="search a position and print each iteration and the best move",
+        description="Search a position: one line per finished iteration (depth, selective "
+                    "depth, score in hundredths of a man from the side to move, #N for a win "
+                    "in N moves and #-N for a loss, nodes, nodes per second, seconds, "
+                    "principal variation in PDN), then 'bestmove M [ponder R]'.",
+    )
+    p.add_argument("--variant", default="international",
+                   help=f"rule set or alias (default international; {', '.join(variant_names())})")
+    p.add_argument("--fen", help="the position (default: the rule set's start position)")
+    p.add_argument("--moves", default="",
+                   help="moves played from that position first, separated by spaces "
+                        "(they count for repetitions and the draw rules)")
+    limit = p.add_mutually_exclusive_group(required=True)
+    limit.add_argument("--depth", type=_depth, help=f"search depth, 1..{MAX_DEPTH}")
+    limit.add_argument("--time", type=_seconds, help="seconds to search")
+    limit.add_argument("--nodes", type=_positive_int("nodes"), help="nodes to search")
+    p.add_argument("--level", default="full", help="easy, medium, hard or full (default full)")
+    p.add_argument("--seed", type=int, default=0, help="seed of a weaker level's choice")
+    p.add_argument("--hash", type=_positive_int("hash size"), default=64, metavar="MB",
+                   help="hash table size in MB (default 64)")
+    p.add_argument("--no-forced-capture", action="store_true",
+                   help='the "no forced capture" house rule (8x8 rule sets only)')
+    p.set_defaults(run=_run_analyse)
+
+
+def format_score(score: int) -> str:
+    """Hundredths of a man with a sign, or #N / #-N for a forced win / loss in N moves."""
+    from .search import mate_in
+
+    mate = mate_in(score)
+    if mate is not None:
+        return f"#{mate}" if score > 0 else f"#-{-mate}"
+    return f"{score:+d}" if score else "0"
+
+
+def pdn_line(board, moves) -> str:
+    """A variation in PDN, each move written against the position it is played in."""
+    board = board.copy(stack=False)
+    out = []
+    for move in moves:
+        out.append(board.pdn(move))
+        board.push(move)
+    return " ".join(out)
+
+
+def _run_analyse(args: argparse.Namespace) -> int:
+    from .board import Board
+    from .levels import get_level
+    from .search import Engine, Limits
+    from .timeman import TimeSettings
+
+    variant = get_variant(args.variant)
+    if args.no_forced_capture:
+        variant = variant.with_forced_capture(False)
+    level = get_level(args.level)
+    board = Board(variant, args.fen)
+    for text in args.moves.split():
+        board.push(text)
+    limits = Limits(depth=args.depth, nodes=args.nodes, movetime=args.time)
+    # analysis has no transport to allow for: --time is the search's own time
+    engine = Engine(variant, hash_mb=args.hash, level=level, seed=args.seed,
+                    time_settings=TimeSettings(move_overhead=0.0))
+    print(f"analyse {_variant_label(variant)} {board.fen(compact=True)} level {level.name}")
+    print(f"{'depth':>5} {'seldepth':>8} {'score':>7} {'nodes':>12} {'nodes/s':>10} "
+          f"{'seconds':>8}  pv", flush=True)
+
+    def show(info) -> None:
+        if info.final:
+            print(f"{info.depth:>5} {info.seldepth:>8} {format_score(info.score):>7} "
+                  f"{info.nodes:>12} {info.nps:>10} {info.time:>8.3f}  "
+                  f"{pdn_line(board, info.pv)}", flush=True)
+
+    result = engine.search(board, limits, on_info=show)
+    if result.best_move is None:
+        print("bestmove none (no legal move: the side to move has lost)")
+        return 0
+    line = f"bestmove {board.pdn(result.best_move)}"
+    if result.ponder_move is not None:
+        after = board.copy(stack=False)
+        after.push(result.best_move)
+        line += f" ponder {after.pdn(result.ponder_move)}"
+    print(line, flush=True)
+    return 0
+
+
+# -- bench -------------------------------------------------------------------------------
+
+
+def _add_bench(subparsers) -> None:
+    from .benchmark import DEFAULT_DEPTH
+
+    p = subparsers.add_parser(
+        "bench",
+        help="search fixed positions of every rule set; total nodes and speed",
+        description="Search a fixed list of positions of every rule set to a fixed depth with "
+                    "one thread (the hash cleared before each) and print the nodes of each, "
+                    "then the total node count (a signature of the search) and nodes per "
+                    "second.",
+    )
+    p.add_argument("--depth", type=_depth, default=DEFAULT_DEPTH,
+                   help=f"search depth, 1..{MAX_DEPTH} (default {DEFAULT_DEPTH})")
+    p.add_argument("--hash", type=_positive_int("hash size"), default=16, metavar="MB",
+                   help="hash table size in MB (default 16)")
+    p.set_defaults(run=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from .benchmark import run_bench
+
+    print(f"bench depth {args.depth} hash {args.hash} MB backend {_core.BACKEND}")
+
+    def show(line) -> None:
+        r = line.result
+        print(f"{line.variant:<14} {r.nodes:>12} {_nps(r.nodes, line.seconds):>10}  {line.fen}",
+              flush=True)
+
+    nodes, seconds = run_bench(args.depth, args.hash, on_line=show)
+    print(f"nodes {nodes}")
+    print(f"seconds {seconds:.3f}")
+    print(f"nodes/s {_nps(nodes, seconds)}", flush=True)
+    return 0
+
+
 # -- the parser --------------------------------------------------------------------------
 
 def _add_hub(subparsers) -> None:
@@ -151,7 +306,74 @@ def _run_hub(args: argparse.Namespace) -> int:
     return hub_main()
 
 
-_COMMANDS: list[Callable] = [_add_perft, _add_hub]
+# -- dxp ---------------------------------------------------------------------------------
+
+
+def _int_range(name: str, low: int, high: int) -> Callable[[str], int]:
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, not {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, not {value}")
+        return value
+    return read
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"seconds must be in (0, 3600], not {value}")
+    return value
+
+
+def _add_dxp(subparsers) -> None:
+    p = subparsers.add_parser(
+        "dxp",
+        help="play international draughts over TCP with the DamExchange protocol (DXP)",
+        description="Play engine-against-engine games over DXP (10x10 only). By default listen on "
+        "127.0.0.1:27531 and follow (answer GAMEREQs); --connect dials out instead, "
+        "--initiator requests the games itself.",
+    )
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)")
+    p.add_argument("--port", type=_int_range("port", 0, 65535), default=27531,
+                   help="port to listen on (default 27531; 0 picks a free one)")
+    p.add_argument("--connect", metavar="HOST:PORT", help="connect to a listening program instead")
+    p.add_argument("--initiator", action="store_true",
+                   help="request the games (colours alternate) instead of following")
+    p.add_argument("--time", type=_int_range("time", 0, 999), default=0, metavar="MINUTES",
+                   help="initiator: thinking time per side for a game (0: --move-time per move)")
+    p.add_argument("--moves", type=_int_range("moves", 0, 999), default=0, metavar="N",
+                   help="initiator: moves per side before the game ends (0: no limit)")
+    p.add_argument("--games", type=_int_range("games", 1, 100000), default=2, metavar="N",
+                   help="initiator: number of games (default 2)")
+    p.add_argument("--colour", "--color", choices=("white", "black"), default="white",
+                   help="initiator: our colour in the first game (default white)")
+    p.add_argument("--fen", help="initiator: start position (default: the start position)")
+    p.add_argument("--pdn", metavar="FILE", help="append every finished game to this PDN file")
+    p.add_argument("--hash", type=_int_range("hash", 1, 4096), default=64, metavar="MB",
+                   help="hash table size (default 64)")
+    p.add_argument("--level", default="full", choices=("easy", "medium", "hard", "full"),
+                   help="playing strength (default full)")
+    p.add_argument("--move-time", type=_seconds, default=1.0, metavar="SECONDS",
+                   help="time per move when a game request gives 0 minutes (default 1.0)")
+    p.add_argument("--quiet", action="store_true", help="no log lines on stdout")
+    p.add_argument("--verbose", action="store_true", help="log every message sent and received")
+    p.set_defaults(run=_run_dxp)
+
+
+def _run_dxp(args: argparse.Namespace) -> int:
+    from protocol.dxp import main as dxp_main  # imported only when it runs
+
+    return dxp_main(args)
+
+
+_COMMANDS: list[Callable] = [_add_perft, _add_analyse, _add_bench, _add_hub, _add_dxp]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,9 +2,11 @@
 
 A weaker level searches less deep with a node cap, and then picks, by a seeded draw, one of
 the root moves whose score (from the real search at the depth reached) lies within a small
-margin of the best. The margin is far below the value of a man, so a weaker level plays
-imprecise moves but never gives a piece away for nothing when the search sees a safe move.
-The same seed in the same position always gives the same move.
+margin of the best. The margin is far below the value of a man, and a move whose principal
+variation ends with less material than the best move's is never a candidate (the evaluation
+may find a man's loss compensated in an ending; a person would still call it a blunder). So a
+weaker level plays imprecise moves but never gives a piece away for nothing when the search
+sees a safe move. The same seed in the same position always gives the same move.
 """
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ import random
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Level", "LEVELS", "get_level", "choose"]
+from . import _core
+from .board import Board
+from .move import Move
+from .position import Position
+
+__all__ = ["Level", "LEVELS", "get_level", "choose", "line_material"]
 
 
 @dataclass(frozen=True)
@@ -66,3 +73,51 @@ def choose(candidates: Sequence[tuple[int, int]], best_score: int, margin: int,
     floor = best_score - margin
     weights = [1 + max(0, min(score, best_score) - floor) for _, score in candidates]
     return rng.choices([index for index, _ in candidates], weights=weights)[0]
+
+
+def _material(board: Board, position: Position) -> int:
+    """Men count 1, kings 3 (flying) or 2; the side to move's balance."""
+    king = 3 if board.variant.flying_kings else 2
+    own, other = ((position.white, position.black) if position.white_to_move
+                  else (position.black, position.white))
+
+    def worth(mask: int) -> int:
+        kings = bin(mask & position.kings).count("1")
+        return bin(mask).count("1") + (king - 1) * kings
+
+    return worth(own) - worth(other)
+
+
+def _resolve(board: Board, position: Position, depth: int = 0) -> int:
+    """Material after the captures pending in ``position`` are played out (best play)."""
+    captures = [m for m in _core.generate(board.variant, position) if m[2]]
+    static = _material(board, position)
+    if not captures or depth > 40:
+        return static
+    best = static if not board.variant.forced_capture else None
+    for origin, destination, captured, _path, promotes in captures:
+        white, black, kings, white_to_move = position
+        o, d = 1 << origin, 1 << destination
+        own, opp = (white, black) if white_to_move else (black, white)
+        king_moves = kings & o
+        own = (own & ~o) | d
+        opp &= ~captured
+        kings &= ~(captured | o)
+        if king_moves or promotes:
+            kings |= d
+        child = (Position(own, opp, kings, False) if white_to_move
+                 else Position(opp, own, kings, True))
+        value = -_resolve(board, child, depth + 1)
+        if best is None or value > best:
+            best = value
+    return best
+
+
+def line_material(board: Board, line: Sequence[Move]) -> int:
+    """The material balance, for the side to move on ``board``, at the end of ``line`` once
+    the captures pending there are played out."""
+    replay = board.copy(stack=False)
+    for move in line:
+        replay.push(move)
+    value = _resolve(board, replay.position)
+    return value if replay.white_to_move == board.white_to_move else -value

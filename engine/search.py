@@ -18,9 +18,9 @@ from typing import Callable, Sequence
 
 from . import _core
 from .board import Board
-from .draws import game_history
+from .draws import DrawCounters, game_history
 from .fen import parse_fen
-from .levels import Level, choose, get_level
+from .levels import Level, choose, get_level, line_material
 from .move import Move
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
 from .variants import Variant, get_variant
@@ -219,16 +219,18 @@ class Engine:
         limits: Limits | None = None,
         on_info: InfoCallback | None = None,
         ponder: bool = False,
+        counters: DrawCounters | None = None,
     ) -> SearchResult:
         """Search the board's position (its move stack gives repetitions and draw counters).
 
         With ``ponder`` the time limits wait for ``ponderhit()``; depth and node limits
-        still apply. Blocks until the search ends; call ``stop`` from another thread to end
-        it early.
+        still apply. ``counters`` overrides the draw counters of the move stack (a game set
+        up from a FEN whose counters are known). Blocks until the search ends; call ``stop``
+        from another thread to end it early.
         """
         self._begin()
         try:
-            return self._run(board, limits, on_info, ponder)
+            return self._run(board, limits, on_info, ponder, counters)
         finally:
             self._busy.release()
 
@@ -243,6 +245,7 @@ class Engine:
         limits: Limits | None = None,
         on_info: InfoCallback | None = None,
         ponder: bool = False,
+        counters: DrawCounters | None = None,
     ) -> "Future[SearchResult]":
         """Start ``search`` in a thread and return its Future; stop() works from the moment
         this returns."""
@@ -253,7 +256,7 @@ class Engine:
 
         def work() -> None:
             try:
-                future.set_result(self._run(board, limits, on_info, ponder))
+                future.set_result(self._run(board, limits, on_info, ponder, counters))
             except BaseException as exc:  # handed to the caller through the Future
                 future.set_exception(exc)
             finally:
@@ -288,12 +291,12 @@ class Engine:
             self._stop_requested = False
 
     def _run(self, board: Board, limits: Limits | None, on_info: InfoCallback | None,
-             ponder: bool) -> SearchResult:
+             ponder: bool, counters: DrawCounters | None = None) -> SearchResult:
         if board.variant != self.variant:
             raise ValueError(
                 f"the board plays {board.variant}, this engine {self.variant}"
             )
-        root = _RootSearch(self, board, limits or Limits(), on_info, ponder)
+        root = _RootSearch(self, board, limits or Limits(), on_info, ponder, counters)
         with self._control:
             self._current = root
             if self._stop_requested:  # stop() came before the core's flag was reset
@@ -309,8 +312,9 @@ class _RootSearch:
     """One search of one position: the iterative-deepening loop over the root moves."""
 
     def __init__(self, engine: Engine, board: Board, limits: Limits,
-                 on_info: InfoCallback | None, ponder: bool):
+                 on_info: InfoCallback | None, ponder: bool, counters: DrawCounters | None):
         self.engine = engine
+        self.counters = counters
         self.s = engine._searcher
         self.board = board
         self.limits = limits
@@ -376,7 +380,7 @@ class _RootSearch:
         position = board.position
         self.root_key = s.key(position.white, position.black, position.kings,
                               position.white_to_move)
-        c = history.counters
+        c = self.counters or history.counters
         core_moves = s.set_position(
             position.white, position.black, position.kings, position.white_to_move,
             history=keys, reversible=c.reversible, no_progress=c.no_progress, endgame=c.endgame,
@@ -392,8 +396,9 @@ class _RootSearch:
             if self.engine._stop_requested:
                 s.stop()
 
-        if len(self.moves) == 1 and not self.pondering and not self.limits.infinite:
-            # a forced move: answer at once, with a glance at the reply for the ponder move
+        if len(self.moves) == 1 and self.limits.timed and not self.pondering:
+            # a forced move in a game: answer at once, with a glance at the reply for the
+            # ponder move (analysis, depth and node searches still look at it properly)
             score = s.search_move(0, 1, -INFINITY, INFINITY)
             pv = s.pv() if not s.stopped else []
             return self._result(0, score if not s.stopped else 0, 0, pv)
@@ -560,12 +565,18 @@ class _RootSearch:
             if score >= floor:
                 candidates.append((i, min(score, best_score)))
                 pvs[i] = s.pv()
+        # never a move whose line ends with less material than the best move's line
+        floor_material = line_material(self.board, self._pv_moves(best, self.core_pv))
+        candidates = [(i, score) for i, score in candidates
+                      if i == best or line_material(self.board, self._pv_moves(i, pvs[i]))
+                      >= floor_material]
         chosen = choose(candidates, best_score, self.level.margin,
                         seed=f"{self.engine.seed}:{self.level.name}:{self.root_key}")
         if chosen != best:
             self.best = chosen
             self.score = dict(candidates)[chosen]
             self.core_pv = pvs[chosen]
+            self._info(final=False)  # the move that will be played, with its line
 
     # -- reporting -------------------------------------------------------------------------
 

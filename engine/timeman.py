@@ -66,10 +66,12 @@ class TimeManager:
         self.settings = settings
         self.hard: float | None = None
         self.planned: float | None = None
+        #: a fixed time for the move and no clock: always use all of it
+        self.fixed = movetime is not None and time_left is None
         if movetime is not None:
-            # a fixed time for this move: use it all, less the transport's share
-            self.hard = max(0.001, movetime - settings.move_overhead, movetime * 0.5)
-            self.hard = min(self.hard, movetime)
+            # a fixed time for this move: use it all, less the transport's share (and when
+            # the overhead eats it all, a sliver to complete the first iterations)
+            self.hard = max(movetime - settings.move_overhead, min(movetime * 0.25, 0.01), 0.001)
             self.planned = self.hard / settings.soft_fraction
         if time_left is not None:
             hard, planned = self._clock(time_left, increment, moves_to_go, moves_left_estimate)
@@ -132,6 +134,8 @@ class TimeManager:
         """Seconds after which no new iteration starts (None: no time limit)."""
         if self.planned is None:
             return None
+        if self.fixed:
+            return self.hard
         return min(self.hard, self.planned * self._scale * self.settings.soft_fraction)
 
     def start_iteration(self, elapsed: float) -> bool:
