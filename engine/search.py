@@ -54,6 +54,11 @@ ASPIRATION_DEPTH = 5
 InfoCallback = Callable[["SearchInfo"], object]
 
 
+def now() -> float:
+    """The monotonic clock of the search deadlines, in seconds (for ``clock_start``)."""
+    return Searcher.now()
+
+
 def mate_in(score: int) -> int | None:
     """Moves to a forced result: N > 0 the side to move wins with its N-th move, -N it has
     lost after N moves (0: it has already lost); None when the score is no forced result."""
@@ -220,6 +225,7 @@ class Engine:
         on_info: InfoCallback | None = None,
         ponder: bool = False,
         counters: DrawCounters | None = None,
+        clock_start: float | None = None,
     ) -> SearchResult:
         """Search the board's position (its move stack gives repetitions and draw counters).
 
@@ -230,7 +236,7 @@ class Engine:
         """
         self._begin()
         try:
-            return self._run(board, limits, on_info, ponder, counters)
+            return self._run(board, limits, on_info, ponder, counters, clock_start)
         finally:
             self._busy.release()
 
@@ -246,9 +252,10 @@ class Engine:
         on_info: InfoCallback | None = None,
         ponder: bool = False,
         counters: DrawCounters | None = None,
+        clock_start: float | None = None,
     ) -> "Future[SearchResult]":
         """Start ``search`` in a thread and return its Future; stop() works from the moment
-        this returns."""
+        this returns. ``clock_start`` (on the ``now()`` clock) is when the request came in."""
         self._begin()
         future: Future[SearchResult] = Future()
         future.set_running_or_notify_cancel()
@@ -256,7 +263,7 @@ class Engine:
 
         def work() -> None:
             try:
-                future.set_result(self._run(board, limits, on_info, ponder, counters))
+                future.set_result(self._run(board, limits, on_info, ponder, counters, clock_start))
             except BaseException as exc:  # handed to the caller through the Future
                 future.set_exception(exc)
             finally:
@@ -291,12 +298,13 @@ class Engine:
             self._stop_requested = False
 
     def _run(self, board: Board, limits: Limits | None, on_info: InfoCallback | None,
-             ponder: bool, counters: DrawCounters | None = None) -> SearchResult:
+             ponder: bool, counters: DrawCounters | None = None,
+             clock_start: float | None = None) -> SearchResult:
         if board.variant != self.variant:
             raise ValueError(
                 f"the board plays {board.variant}, this engine {self.variant}"
             )
-        root = _RootSearch(self, board, limits or Limits(), on_info, ponder, counters)
+        root = _RootSearch(self, board, limits or Limits(), on_info, ponder, counters, clock_start)
         with self._control:
             self._current = root
             if self._stop_requested:  # stop() came before the core's flag was reset
@@ -312,7 +320,8 @@ class _RootSearch:
     """One search of one position: the iterative-deepening loop over the root moves."""
 
     def __init__(self, engine: Engine, board: Board, limits: Limits,
-                 on_info: InfoCallback | None, ponder: bool, counters: DrawCounters | None):
+                 on_info: InfoCallback | None, ponder: bool, counters: DrawCounters | None,
+                 clock_start: float | None = None):
         self.engine = engine
         self.counters = counters
         self.s = engine._searcher
@@ -321,7 +330,8 @@ class _RootSearch:
         self.on_info = on_info
         self.level = engine.level
         self.pondering = ponder
-        self.started = Searcher.now()
+        # the clock runs from when the request arrived (a front end knows), else from now
+        self.started = Searcher.now() if clock_start is None else clock_start
         self.clock_start = self.started
         self.deadline = 0.0
 

@@ -21,7 +21,7 @@ from engine import __version__
 from engine.board import Board
 from engine.errors import DamkaError
 from engine.move import Move
-from engine.search import Engine, Limits, SearchInfo, SearchResult
+from engine.search import Engine, Limits, SearchInfo, SearchResult, now
 from engine.variants import Variant, get_variant
 from engine.levels import LEVELS
 from engine.timeman import TimeSettings
@@ -97,6 +97,9 @@ class HubServer:
         self.limits: Limits | None = None
         self._search_thread: threading.Thread | None = None
         self._quit = False
+        self._received = 0.0
+        self._pos_source: tuple | None = None  # (variant, pos text) the board was built from
+        self._pos_moves: list[str] = []
 
     # -- output ----------------------------------------------------------------------------
 
@@ -113,17 +116,19 @@ class HubServer:
 
     # -- the loop --------------------------------------------------------------------------
 
-    def serve(self, lines: "queue.Queue[str | None]") -> None:
-        """Handle lines until ``quit`` or end of input (None in the queue)."""
+    def serve(self, lines: "queue.Queue[tuple[float, str] | None]") -> None:
+        """Handle lines until ``quit`` or end of input (None in the queue). Each line comes
+        with the time it arrived: a search's clock starts when its ``go`` arrived."""
         while not self._quit:
-            line = lines.get()
-            if line is None:
+            item = lines.get()
+            if item is None:
                 break
-            self.handle(line)
+            self.handle(item[1], item[0])
         self._end_search()
 
-    def handle(self, line: str) -> None:
+    def handle(self, line: str, received: float | None = None) -> None:
         """One input line; never raises."""
+        self._received = now() if received is None else received
         if not line.strip():
             return
         try:
@@ -245,19 +250,32 @@ class HubServer:
     def cmd_pos(self, args: dict) -> None:
         variant = self.variant
         text = args.get("pos")
-        try:
-            if text is None or ("start" in args and not text):
-                board = Board(variant)
-            else:
-                board = Board(variant, pydraughts_compat.read_position(variant, text.strip(), self.params.pydraughts))
-        except DamkaError as exc:
-            raise HubError(f"bad position: {exc}") from None
-        for token in args.get("moves", "").split():
+        tokens = args.get("moves", "").split()
+        source = (variant, self.params.pydraughts, None if text is None else text.strip())
+        board = self.board
+        start = len(self._pos_moves)
+        if not (board is not None and source == self._pos_source
+                and tokens[:start] == self._pos_moves):
+            # not a continuation of the last position (clients such as pydraughts resend the
+            # whole game every move: then only the new moves are played)
+            start = 0
+            try:
+                if text is None or ("start" in args and not text):
+                    board = Board(variant)
+                else:
+                    board = Board(variant, pydraughts_compat.read_position(variant, source[2], source[1]))
+            except DamkaError as exc:
+                raise HubError(f"bad position: {exc}") from None
+        else:
+            board = board.copy()
+        for token in tokens[start:]:
             try:
                 board.push(pydraughts_compat.read_move(variant, token, self.params.pydraughts))
             except DamkaError as exc:
                 raise HubError(f"illegal move {token}: {exc}") from None
         self.board = board
+        self._pos_source = source
+        self._pos_moves = tokens
 
     def cmd_level(self, args: dict) -> None:
         fields: dict = {}
@@ -314,7 +332,8 @@ class HubServer:
                 fields["pv"] = " ".join(hub_move(m) for m in info.pv)
             self.send("info", **fields)
 
-        future = engine.search_async(board, limits, on_info, ponder=(mode == "ponder"))
+        future = engine.search_async(board, limits, on_info, ponder=(mode == "ponder"),
+                                     clock_start=self._received)
 
         def finish() -> None:
             try:
@@ -351,19 +370,19 @@ class HubServer:
         self._quit = True
 
 
-def _read_stdin(lines: "queue.Queue[str | None]") -> None:
+def _read_stdin(lines: "queue.Queue[tuple[float, str] | None]") -> None:
     stream = sys.stdin.buffer
     while True:
         raw = stream.readline()
         if not raw:
             break
-        lines.put(raw.decode("utf-8", "replace"))
+        lines.put((now(), raw.decode("utf-8", "replace")))
     lines.put(None)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the Hub dialogue on stdin/stdout until ``quit`` or end of input."""
-    lines: "queue.Queue[str | None]" = queue.Queue()
+    lines: "queue.Queue[tuple[float, str] | None]" = queue.Queue()
     threading.Thread(target=_read_stdin, args=(lines,), name="damka-hub-stdin", daemon=True).start()
     server = HubServer(sys.stdout)
     server.serve(lines)

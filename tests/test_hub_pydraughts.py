@@ -84,7 +84,7 @@ def _play(variant: str, options: dict, limit: Limit, check_clock: bool = False) 
     ],
 )
 def test_complete_game_checked_by_pydraughts(variant, options):
-    board = _play(variant, options, Limit(movetime=0.05))
+    board = _play(variant, options, Limit(movetime=0.1))
     assert len(board.move_stack) > 10
     assert board.is_over() or len(board.move_stack) == MAX_PLIES
 
