@@ -333,9 +333,8 @@ class Game:
             pieces = board.position.white if loser_white else board.position.black
             reason = Termination.NO_MOVES if pieces else Termination.NO_PIECES
             return Outcome(result_text(self.variant, not loser_white), not loser_white, reason)
-        reason = draw_termination(
-            self.variant, board.position, self._counters, [p for p, _ in self._history]
-        )
+        run = self._history[len(self._history) - self._counters.reversible:]
+        reason = draw_termination(self.variant, board.position, self._counters, [p for p, _ in run])
         if reason is None:
             return None
         return Outcome(result_text(self.variant, None), None, reason)
