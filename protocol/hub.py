@@ -17,14 +17,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
+from typing import TYPE_CHECKING
+
 from engine import __version__
 from engine.board import Board
 from engine.errors import DamkaError
-from engine.move import Move
-from engine.search import Engine, Limits, SearchInfo, SearchResult, now
-from engine.variants import Variant, get_variant
 from engine.levels import LEVELS
-from engine.timeman import TimeSettings
+from engine.move import Move
+from engine.variants import Variant, get_variant
+
+if TYPE_CHECKING:
+    from engine.search import Engine, Limits, SearchInfo, SearchResult
 
 from . import pydraughts_compat
 from .hub_text import HubSyntaxError, format_line, parse_line
@@ -32,8 +35,8 @@ from .hub_text import HubSyntaxError, format_line, parse_line
 __all__ = ["HubServer", "main", "hub_score"]
 
 VARIANT_VALUES = ("normal", "english", "russian", "brazilian", "spanish", "italian", "czech")
-#: search limits when a ``go`` comes without a ``level`` (Scan would search "forever")
-DEFAULT_LIMITS = Limits(movetime=2.0)
+#: seconds per move when a ``go`` comes without a ``level`` (Scan would search "forever")
+DEFAULT_MOVETIME = 2.0
 EVAL_CLAMP = 8000  # hundredths: evaluation scores stay within +-80.00 men (spec 1.5)
 
 
@@ -91,10 +94,11 @@ class HubServer:
         self.out = out
         self.params = Params()
         self._write_lock = threading.Lock()
-        self._engine: Engine | None = None
+        self._engine: "Engine | None" = None
+        self._engine_lock = threading.Lock()
         self._engine_key: tuple | None = None
         self.board: Board | None = None
-        self.limits: Limits | None = None
+        self.limits: "Limits | None" = None
         self._search_thread: threading.Thread | None = None
         self._quit = False
         self._received = 0.0
@@ -128,7 +132,7 @@ class HubServer:
 
     def handle(self, line: str, received: float | None = None) -> None:
         """One input line; never raises."""
-        self._received = now() if received is None else received
+        self._received = time.monotonic() if received is None else received
         if not line.strip():
             return
         try:
@@ -224,23 +228,36 @@ class HubServer:
             raise HubError(f"unknown parameter {args['name']!r}")
 
     def cmd_init(self, args: dict) -> None:
-        self.engine()
         self.send("ready")
+        threading.Thread(target=self._warm_up, name="damka-hub-init", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        try:
+            self.engine()
+        except Exception:  # reported when the engine is really needed
+            pass
 
     @property
     def variant(self) -> Variant:
         return self.params.variant.with_forced_capture(self.params.forced_capture)
 
-    def engine(self) -> Engine:
-        """The search engine for the current parameters, rebuilt lazily when they change."""
-        p = self.params
-        key = (self.variant, p.hash_mb)
-        if self._engine is None or self._engine_key != key:
-            self._engine = Engine(self.variant, hash_mb=p.hash_mb)
-            self._engine_key = key
-        self._engine.set_level(p.level)
-        self._engine.time_settings = TimeSettings(move_overhead=p.move_overhead_ms / 1000)
-        return self._engine
+    def engine(self) -> "Engine":
+        """The search engine for the current parameters, rebuilt lazily when they change.
+
+        The search modules are imported here, not at start-up, so that ``ready`` comes fast;
+        ``init`` warms them up in the background right after answering."""
+        from engine.search import Engine
+        from engine.timeman import TimeSettings
+
+        with self._engine_lock:
+            p = self.params
+            key = (self.variant, p.hash_mb)
+            if self._engine is None or self._engine_key != key:
+                self._engine = Engine(self.variant, hash_mb=p.hash_mb)
+                self._engine_key = key
+            self._engine.set_level(p.level)
+            self._engine.time_settings = TimeSettings(move_overhead=p.move_overhead_ms / 1000)
+            return self._engine
 
     # -- game commands ---------------------------------------------------------------------
 
@@ -278,6 +295,8 @@ class HubServer:
         self._pos_moves = tokens
 
     def cmd_level(self, args: dict) -> None:
+        from engine.search import Limits
+
         fields: dict = {}
         try:
             if "depth" in args:
@@ -303,10 +322,12 @@ class HubServer:
     def cmd_go(self, args: dict) -> None:
         if self.board is None:
             self.board = Board(self.variant)
+        from engine.search import Limits, now
+
         board = self.board
         engine = self.engine()
         mode = "ponder" if "ponder" in args else "analyze" if ("analyze" in args or "analyse" in args) else "think"
-        limits = self.limits or DEFAULT_LIMITS
+        limits = self.limits or Limits(movetime=DEFAULT_MOVETIME)
         if mode == "analyze" and self.limits is None:
             limits = Limits(infinite=True)
         self.limits = None  # limits hold for one search (reset after each done)
@@ -321,7 +342,7 @@ class HubServer:
 
         infos_sent = []
 
-        def on_info(info: SearchInfo) -> None:
+        def on_info(info: "SearchInfo") -> None:
             infos_sent.append(True)
             fields = {"depth": info.depth}
             fields["score"] = hub_score(info.score)
@@ -332,12 +353,14 @@ class HubServer:
                 fields["pv"] = " ".join(hub_move(m) for m in info.pv)
             self.send("info", **fields)
 
+        # the clock runs from the moment the go line arrived (on the search's own clock)
+        clock_start = now() - (time.monotonic() - self._received)
         future = engine.search_async(board, limits, on_info, ponder=(mode == "ponder"),
-                                     clock_start=self._received)
+                                     clock_start=clock_start)
 
         def finish() -> None:
             try:
-                result: SearchResult = future.result()
+                result: "SearchResult" = future.result()
             except Exception as exc:  # reported, and the engine keeps serving
                 self.error(f"search failed: {type(exc).__name__}: {exc}")
                 self.send("done")
@@ -376,7 +399,7 @@ def _read_stdin(lines: "queue.Queue[tuple[float, str] | None]") -> None:
         raw = stream.readline()
         if not raw:
             break
-        lines.put((now(), raw.decode("utf-8", "replace")))
+        lines.put((time.monotonic(), raw.decode("utf-8", "replace")))
     lines.put(None)
 
 
