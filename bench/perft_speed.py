@@ -25,8 +25,8 @@ DEFAULT = {
     "english": 12,
     "russian": 12,
     "brazilian": 12,
-    "spanish": 12,
-    "italian": 12,
+    "spanish": 13,
+    "italian": 13,
     "czech": 12,
 }
 
