@@ -373,7 +373,92 @@ def _run_dxp(args: argparse.Namespace) -> int:
     return dxp_main(args)
 
 
-_COMMANDS: list[Callable] = [_add_perft, _add_analyse, _add_bench, _add_hub, _add_dxp]
+# -- play --------------------------------------------------------------------------------
+
+
+def _add_play(subparsers) -> None:
+    p = subparsers.add_parser(
+        "play",
+        help="play in the browser against the computer or a friend (a local web page)",
+        description="Start a local web server with a page to play any rule set against the "
+        "computer (easy, medium, hard) or a friend on the same screen; print its address and "
+        "open it in the browser when there is one. Needs the 'play' extra: "
+        "pip install 'damka[play]'.",
+    )
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=_int_range("port", 0, 65535), default=0,
+                   help="port to listen on (default 0: a free port)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.set_defaults(run=_run_play)
+
+
+def _run_play(args: argparse.Namespace) -> int:
+    try:  # the web code and its library load only for this command
+        from protocol.play.server import serve
+    except ImportError as exc:
+        raise UsageError(f"{exc}; install the web extra: pip install 'damka[play]'") from None
+    return serve(args.host, args.port, browser=not args.no_browser)
+
+
+# -- match -------------------------------------------------------------------------------
+
+
+def _add_match(subparsers) -> None:
+    p = subparsers.add_parser(
+        "match",
+        help="play a match between engines (Hub, DXP, damka in-process) and rate them",
+        description="Play engine-against-engine games: every pair plays each opening twice with "
+                    "colours reversed. Engines: 'damka [level=L] [hash=MB] [seed=N] [name=N]' "
+                    "(in-process), \"cmd='dame hub' [dir=PATH] [param.NAME=VALUE] [name=N]\" "
+                    "(a Hub engine), 'dxp=HOST:PORT [name=N]' (a DXP follower). Each finished "
+                    "game is appended to --pdn at once; --resume continues a stopped match. "
+                    "A progress line goes to stderr, the final table (wins, draws, losses, "
+                    "score, Elo with its 95%% interval, LOS) to stdout.",
+    )
+    p.add_argument("--engine", action="append", metavar="SPEC",
+                   help="an engine (give two or more; three or more play a round robin)")
+    p.add_argument("--variant", default="international",
+                   help=f"rule set or alias (default international; {', '.join(variant_names())})")
+    p.add_argument("--tc", metavar="MOVES/TIME+INC",
+                   help="game clock in seconds: 40/60+0.5, 60+0.5, 40/60 or 60")
+    p.add_argument("--movetime", type=_seconds, metavar="SECONDS", help="time per move")
+    p.add_argument("--depth", type=_depth, help="search depth per move")
+    p.add_argument("--nodes", type=_positive_int("nodes"), help="nodes per move")
+    p.add_argument("--openings", metavar="FILE",
+                   help="openings: PDN games, or lines of FENs or moves (default: the start "
+                        "position)")
+    p.add_argument("--games", type=_positive_int("games"), metavar="N",
+                   help="games per pair of engines (default: each opening twice)")
+    p.add_argument("--concurrency", type=_positive_int("concurrency"), default=1, metavar="N",
+                   help="games played at once (default 1)")
+    p.add_argument("--pdn", metavar="FILE", help="append every finished game to this PDN file")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the match whose games are in --pdn")
+    p.add_argument("--max-moves", type=_int_range("max-moves", 0, 100000), default=200,
+                   metavar="N", help="draw after N moves by each side (0: no limit; default 200)")
+    p.add_argument("--grace", type=float, default=0.1, metavar="SECONDS",
+                   help="how far past its clock an engine may answer before it loses on time "
+                        "(transport allowance; default 0.1)")
+    p.add_argument("--sprt", metavar="ELO0,ELO1,ALPHA,BETA",
+                   help="stop when the sequential probability ratio test decides (two engines)")
+    p.add_argument("--event", default="damka match", help="the PDN Event tag")
+    p.add_argument("--no-comments", action="store_true",
+                   help="no score/depth/time comment after each move in the PDN")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(run=_run_match)
+
+
+def _run_match(args: argparse.Namespace) -> int:
+    if not (args.tc or args.movetime or args.depth or args.nodes):
+        raise UsageError("give a time control: --tc, --movetime, --depth or --nodes")
+    from .match_main import main as match_main  # imported only when it runs
+
+    return match_main(args)
+
+
+_COMMANDS: list[Callable] = [_add_perft, _add_analyse, _add_bench, _add_hub, _add_dxp, _add_play,
+                             _add_match]
 
 
 def build_parser() -> argparse.ArgumentParser:

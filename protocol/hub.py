@@ -58,7 +58,7 @@ class Params:
     variant: Variant = field(default_factory=lambda: get_variant("international"))
     hash_mb: int = 64
     level: str = "full"
-    move_overhead_ms: int = 30
+    move_overhead_ms: int = 50
     forced_capture: bool = True
     pydraughts: bool = False  #: pydraughts' own 8x8 position layout and move numbering
     line_pacing_ms: int = 0  #: a pause after each line, for clients that read badly

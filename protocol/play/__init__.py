@@ -1,0 +1,17 @@
+"""``damka play``: play draughts against the computer, or a friend, in the browser.
+
+A thin translator, as the design card asks of every front end: ``session`` holds the games
+(an engine.game.Game each) and turns them into plain JSON; ``app`` maps HTTP requests onto it;
+``server`` runs it on localhost and opens the browser; ``static/`` is the page itself (plain
+HTML, CSS and JavaScript, no build step, no external network). Nothing here is imported by
+``engine`` or ``damka hub``: only the ``play`` command loads it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["STATIC_DIR"]
+
+from pathlib import Path
+
+#: the page, its script and style, and the rules pages (package data)
+STATIC_DIR = Path(__file__).resolve().parent / "static"
