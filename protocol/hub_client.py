@@ -269,7 +269,8 @@ class HubClient:
         self.extra: collections.deque[str] = collections.deque(maxlen=100)  #: ignored lines
         self._proc: subprocess.Popen | None = None
         self._stderr_thread: threading.Thread | None = None
-        self._lines: "queue.Queue[str | None]" = queue.Queue()
+        #: (arrival time, line) as the reader thread read them; None at the end of output
+        self._lines: "queue.Queue[tuple[float, str] | None]" = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._recent: collections.deque[str] = collections.deque(maxlen=8)
         self._search: _Search | None = None
@@ -312,7 +313,7 @@ class HubClient:
         assert self._proc is not None and self._proc.stdout is not None
         try:
             for line in self._proc.stdout:
-                self._lines.put(line.rstrip("\r\n"))
+                self._lines.put((time.monotonic(), line.rstrip("\r\n")))
         except (OSError, ValueError):
             pass
         self._lines.put(None)
@@ -378,15 +379,17 @@ class HubClient:
                     f"{self.name} did not answer within {timeout:g} s while {doing}; {self._said()}"
                 )
             try:
-                line = self._lines.get(timeout=wait)
+                item = self._lines.get(timeout=wait)
             except queue.Empty:
                 continue
-            if line is None:
+            if item is None:
                 self._lines.put(None)  # keep the end of output visible to later waits
                 raise self._died(doing)
-            self._handle(line)
+            self._handle(*item)
 
-    def _handle(self, line: str) -> None:
+    def _handle(self, arrived: float, line: str) -> None:
+        """One engine line; ``arrived`` is when the reader thread read it (a search's
+        ``elapsed`` ends there, not when this thread got round to it)."""
         if not line.strip():
             return
         self._recent.append(line)
@@ -403,7 +406,7 @@ class HubClient:
                 move=args.get("move") or None,
                 ponder=args.get("ponder") or None,
                 infos=search.infos,
-                elapsed=time.monotonic() - search.started,
+                elapsed=arrived - search.started,
                 errors=search.errors,
             )
         elif command == "pong":

@@ -1,0 +1,85 @@
+"""``damka match``: from the parsed command line to a played match and its table.
+
+The command line itself is declared in engine/cli.py (``_add_match``); this module builds the
+MatchConfig, runs the Match with a progress line on stderr, and prints the final table on
+stdout. Ctrl-C stops the match: the finished games are in the PDN file, ``--resume`` goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .match import Match, MatchConfig, MatchError, SprtSettings
+from .match_report import Progress, final_table
+from .openings import read_openings, start_opening
+from .timecontrol import TimeControl, parse_time_control
+from .variants import get_variant
+
+__all__ = ["config_from_args", "main"]
+
+
+def config_from_args(args: argparse.Namespace) -> MatchConfig:
+    """The MatchConfig the command line asks for; ValueError (one line) when it is wrong."""
+    from protocol.engines import parse_engine
+
+    variant = get_variant(args.variant)
+    engines = [parse_engine(text) for text in args.engine or []]
+    if len(engines) < 2:
+        raise MatchError("give at least two engines (--engine ... --engine ...)")
+    time = moves = None
+    inc = 0.0
+    if args.tc:
+        time, moves, inc = parse_time_control(args.tc)
+    control = TimeControl(time=time, moves=moves, increment=inc, movetime=args.movetime,
+                          depth=args.depth, nodes=args.nodes)
+    try:
+        openings = (read_openings(args.openings, variant) if args.openings
+                    else [start_opening(variant)])
+    except OSError as exc:
+        raise MatchError(f"cannot read the openings: {exc}") from None
+    if any(e.kind == "dxp" for e in engines) and variant.name != "international":
+        raise MatchError("DXP engines play international draughts only")
+    return MatchConfig(
+        engines=engines,
+        control=control,
+        openings=openings,
+        variant=variant,
+        games_per_pair=args.games,
+        concurrency=args.concurrency,
+        pdn=args.pdn,
+        resume=args.resume,
+        max_moves=args.max_moves or None,
+        grace=args.grace,
+        sprt=SprtSettings.parse(args.sprt) if args.sprt else None,
+        event=args.event,
+        comments=not args.no_comments,
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    progress = None if args.quiet else Progress(sys.stderr)
+    match = Match(config, on_progress=progress)
+    pairs = " vs ".join(match.names)
+    title = (f"{pairs}: {match.variant.name}, {config.control}, "
+             f"{len(config.openings)} opening{'s' if len(config.openings) != 1 else ''}, "
+             f"{len(match.schedule)} games, concurrency {config.concurrency}")
+    if config.sprt is not None:
+        title += f", SPRT {config.sprt}"
+    try:
+        state = match.run()
+    except KeyboardInterrupt:
+        match.stop()
+        if progress is not None:
+            progress.finish()
+        match.state.interrupted = True
+        print(final_table(match.state, title), flush=True)
+        if config.pdn is not None:
+            print(f"interrupted: the finished games are in {config.pdn}; "
+                  "run again with --resume to go on", file=sys.stderr)
+        return 130
+    if progress is not None:
+        progress.finish()
+    print(final_table(state, title), flush=True)
+    return 0

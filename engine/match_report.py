@@ -1,0 +1,134 @@
+"""What ``damka match`` prints: a progress line on stderr and the final table.
+
+Plain text only. On a terminal the progress line is rewritten in place (``\\r``); elsewhere
+(a log file) it is one line per finished game.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import sys
+import threading
+from typing import TextIO
+
+from .match import MatchState
+from .stats import Record
+
+__all__ = ["Progress", "format_elo", "final_table", "progress_line"]
+
+BAR = 20
+
+
+def format_elo(elo: float) -> str:
+    if math.isinf(elo):
+        return "+inf" if elo > 0 else "-inf"
+    return f"{elo + 0.0:+.1f}" if round(elo, 1) else "0.0"
+
+
+def _record_text(record: Record) -> str:
+    return f"+{record.wins} ={record.draws} -{record.losses}"
+
+
+def progress_line(state: MatchState) -> str:
+    """``[####----]  42/200  damka - dame +20 =15 -7 65.5% Elo +112 (2 running)``."""
+    total = max(state.total, 1)
+    filled = BAR * state.done // total
+    parts = [f"[{'#' * filled}{'-' * (BAR - filled)}]", f"{state.done}/{state.total}"]
+    if len(state.names) == 2:
+        record = state.pair_record(0, 1)
+        parts.append(f"{state.names[0]} - {state.names[1]} {_record_text(record)}")
+    else:
+        records = [state.engine_record(i) for i in range(len(state.names))]
+        best = max(range(len(records)), key=lambda i: (records[i].score, records[i].games))
+        record = records[best]
+        parts.append(f"leader {state.names[best]} {_record_text(record)}")
+    if record.games:
+        parts.append(f"{100 * record.score:.1f}% Elo {format_elo(record.elo)}")
+    if state.sprt is not None:
+        parts.append(f"LLR {state.sprt.llr:+.2f} [{state.sprt.lower:.2f}, {state.sprt.upper:.2f}]")
+    if state.running:
+        parts.append(f"({state.running} running)")
+    return "  ".join(parts)
+
+
+class Progress:
+    """The progress callback of a Match: writes ``progress_line`` to ``stream``."""
+
+    def __init__(self, stream: TextIO | None = None, inplace: bool | None = None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.inplace = self.stream.isatty() if inplace is None else inplace
+        self._width = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, state: MatchState) -> None:
+        line = progress_line(state)
+        with self._lock:
+            if self.inplace:
+                pad = max(0, self._width - len(line))
+                self.stream.write("\r" + line + " " * pad)
+                self._width = len(line)
+            else:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def finish(self) -> None:
+        """End the in-place line so that what follows starts on its own line."""
+        with self._lock:
+            if self.inplace and self._width:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._width = 0
+
+
+def _row(rank: str, name: str, record: Record, width: int) -> str:
+    low, high = record.elo_interval()
+    if record.games:
+        score = f"{100 * record.score:5.1f}%"
+        elo = format_elo(record.elo)
+        interval = f"[{format_elo(low)}, {format_elo(high)}]"
+        los = f"{100 * record.los:5.1f}%"
+    else:
+        score = elo = interval = los = "-"
+    return (f"{rank:>2}  {name:<{width}} {record.games:>6} {record.wins:>6} {record.draws:>6} "
+            f"{record.losses:>6} {score:>7} {elo:>7}  {interval:<18} {los:>6}")
+
+
+def final_table(state: MatchState, title: str = "") -> str:
+    """Wins, draws, losses, score, Elo with its 95% interval and LOS for every engine (against
+    the rest of the field), then every pairing when there are more than two engines, then the
+    SPRT, how the games ended and the runner's own time per move."""
+    names = state.names
+    width = max(8, max(len(n) for n in names), *(len(f"{a} - {b}") for a in names for b in names))
+    header = (f"{'#':>2}  {'engine':<{width}} {'games':>6} {'wins':>6} {'draws':>6} "
+              f"{'losses':>6} {'score':>7} {'Elo':>7}  {'95% interval':<18} {'LOS':>6}")
+    lines = [title] if title else []
+    lines += [header, "-" * len(header)]
+    records = [(state.engine_record(i), i) for i in range(len(names))]
+    order = sorted(records, key=lambda ri: -ri[0].score if ri[0].games else 0)
+    for rank, (record, i) in enumerate(order, start=1):
+        lines.append(_row(str(rank), names[i], record, width))
+    if len(names) > 2:
+        lines += ["", "pairings (the first engine's results):"]
+        for a in range(len(names)):
+            for b in range(a + 1, len(names)):
+                lines.append(_row("", f"{names[a]} - {names[b]}", state.pair_record(a, b), width))
+    if state.sprt is not None:
+        s = state.sprt
+        verdict = {"H1": "H1 accepted", "H0": "H0 accepted", None: "undecided"}[s.decision]
+        lines += ["", f"SPRT: LLR {s.llr:+.3f}  bounds [{s.lower:.3f}, {s.upper:.3f}]  {verdict}"]
+    endings = collections.Counter(
+        (r.termination.value if r.termination is not None else "unknown") for r in state.records)
+    if endings:
+        lines += ["", "endings: " + ", ".join(f"{k} {v}" for k, v in endings.most_common())]
+    overhead = state.overhead_summary()
+    if overhead is not None:
+        lines.append(
+            f"runner overhead per move: mean {1000 * overhead['mean']:.2f} ms, median "
+            f"{1000 * overhead['median']:.2f} ms, 99% {1000 * overhead['p99']:.2f} ms, max "
+            f"{1000 * overhead['max']:.2f} ms over {int(overhead['moves'])} moves")
+    if state.interrupted:
+        lines.append(f"interrupted after {state.done} of {state.total} games")
+    elif state.done < state.total:
+        lines.append(f"stopped after {state.done} of {state.total} games")
+    return "\n".join(lines)

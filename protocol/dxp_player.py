@@ -1,0 +1,217 @@
+"""A DXP follower as a match player: the runner is the initiator and relays the moves.
+
+A thin class over protocol.dxp_codec (messages and framing) and the move/position helpers of
+protocol.dxp. Per game: GAMEREQ with the position after the opening (form B) and the
+follower's colour, GAMEACC; then each turn the opponent's move goes out as a MOVE and the
+follower's MOVE comes back; at the end a GAMEEND (our reason: the follower's result seen from
+the other side) answered by the follower's GAMEEND. A reader thread stamps each message as it
+arrives and fills a queue; every wait has a timeout (no select(), no busy waiting).
+
+DXP says nothing of increments or times per move: the GAMEREQ gives the game clock in
+minutes (moves field 0, a clock for the whole game); with only a time per move it gives 0
+minutes and the follower uses its own setting (``damka dxp --move-time``), which must fit
+the runner's ``--movetime``. The runner keeps the real clock either way. DXP is 10x10 only.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+import time
+
+from engine import __version__
+from engine.game import Game
+from engine.players import Answer, EngineCrash, EngineResigned, EngineTimeout, Player
+from engine.timecontrol import MoveRequest, TimeControl
+from engine.variants import Variant
+
+from .dxp import find_move, move_to_dxp, position_to_dxp
+from .dxp_codec import (
+    AcceptCode,
+    Chat,
+    DxpError,
+    DxpMove,
+    EndReason,
+    GameAccept,
+    GameEnd,
+    GameRequest,
+    Message,
+    Reassembler,
+    decode,
+    encode,
+)
+
+__all__ = ["DxpPlayer", "dxp_minutes"]
+
+NAME = f"damka match {__version__}"
+#: seconds to wait for a GAMEACC, and for the GAMEEND that answers ours
+REPLY_TIMEOUT = 10.0
+CONNECT_TIMEOUT = 10.0
+
+
+def dxp_minutes(control: TimeControl) -> float:
+    """The GAMEREQ thinking time: the clock in minutes as the 3-character field can hold it
+    (whole minutes, or tenths below 10), 0 without a clock."""
+    if control.time is None:
+        return 0
+    minutes = control.time / 60
+    if minutes >= 9.95:
+        return float(round(minutes))
+    return max(0.1, round(minutes, 1)) if minutes != int(minutes) else float(int(minutes))
+
+
+class DxpPlayer(Player):
+    """One connection to a DXP follower (it plays one game at a time)."""
+
+    def __init__(self, spec, variant: Variant):
+        self.spec = spec
+        self.name = spec.name
+        self.variant = variant
+        self.address: tuple[str, int] = spec.address
+        self.sock: socket.socket | None = None
+        self._inbox: "queue.Queue[tuple[float, Message | DxpError] | None]" = queue.Queue()
+        self._white = True
+        self._sent_ply = 0
+        self._turn_since = 0.0
+        self.chats: list[str] = []
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.variant.name != "international":
+            raise EngineCrash(f"DXP plays international draughts only, not {self.variant.name}")
+        host, port = self.address
+        try:
+            self.sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
+            self.sock.settimeout(None)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError as exc:
+            raise EngineCrash(f"cannot connect to {host}:{port}: {exc}") from None
+        threading.Thread(target=self._read, name=f"dxp-{self.name}", daemon=True).start()
+
+    def _read(self) -> None:
+        frames = Reassembler()
+        sock = self.sock
+        assert sock is not None
+        try:
+            while True:
+                data = sock.recv(4096)
+                if not data:
+                    break
+                at = time.monotonic()
+                for text in frames.feed(data):
+                    try:
+                        self._inbox.put((at, decode(text)))
+                    except DxpError as exc:
+                        self._inbox.put((at, exc))
+        except OSError:
+            pass
+        self._inbox.put(None)
+
+    def _send(self, message: Message) -> float:
+        """Send one message; returns when it went out."""
+        if self.sock is None:
+            raise EngineCrash(f"{self.name} is not connected")
+        try:
+            sent = time.monotonic()
+            self.sock.sendall(encode(message))
+        except OSError as exc:
+            raise EngineCrash(f"sending to {self.name} failed: {exc}") from None
+        return sent
+
+    def _wait(self, kinds: tuple[type, ...], timeout: float, doing: str) -> tuple[float, Message]:
+        """The next message of one of ``kinds`` (CHATs are kept, others dropped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{self.name} sent nothing while {doing} for {timeout:.3f} s")
+            try:
+                item = self._inbox.get(timeout=left)
+            except queue.Empty:
+                continue
+            if item is None:
+                self._inbox.put(None)
+                raise EngineCrash(f"{self.name} closed the connection while {doing}")
+            at, message = item
+            if isinstance(message, DxpError):
+                raise EngineCrash(f"{self.name} sent a malformed message while {doing}: {message}")
+            if isinstance(message, Chat):
+                self.chats.append(message.text)
+            elif isinstance(message, kinds):
+                return at, message
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if item is None:
+                self._inbox.put(None)
+                return
+
+    # -- the game ------------------------------------------------------------------------------
+
+    def new_game(self, game: Game, white: bool, control: TimeControl) -> None:
+        self._drain()
+        board = game.board
+        start = Game(self.variant).start
+        position = None if board.position == start else position_to_dxp(board.position)
+        request = GameRequest(NAME, follower_white=white, minutes=dxp_minutes(control),
+                              moves=0, position=position)
+        sent = self._send(request)
+        try:
+            at, accept = self._wait((GameAccept,), REPLY_TIMEOUT, "answering GAMEREQ")
+        except TimeoutError as exc:
+            raise EngineCrash(str(exc)) from None
+        assert isinstance(accept, GameAccept)
+        if accept.code != AcceptCode.ACCEPTED:
+            said = f" ({self.chats[-1]})" if self.chats else ""
+            raise EngineCrash(f"{self.name} refused the game: {accept.code.name}{said}")
+        self._white = white
+        self._sent_ply = game.ply
+        self._turn_since = sent  # its clock runs from the request if it moves first
+
+    def play(self, game: Game, request: MoveRequest) -> Answer:
+        started = self._turn_since
+        for move in game.moves[self._sent_ply:]:
+            started = self._send(move_to_dxp(move))
+        self._sent_ply = game.ply
+        allowance = request.allowance if request.allowance is not None else REPLY_TIMEOUT
+        try:
+            at, message = self._wait((DxpMove, GameEnd), allowance - (time.monotonic() - started),
+                                     "thinking")
+        except TimeoutError:
+            raise EngineTimeout(f"no move within {allowance:.3f} s", usable=False) from None
+        if isinstance(message, GameEnd):
+            raise EngineResigned(f"it sent GAMEEND ({message.reason.name}) instead of a move")
+        assert isinstance(message, DxpMove)
+        move = find_move(game.board, message)
+        self._sent_ply = game.ply + 1  # its own move is known to it
+        return Answer(move if move is not None else f"DXP {message.to_text()}", started, at)
+
+    def end_game(self, game: Game) -> None:
+        outcome = game.outcome()
+        if outcome is None or outcome.winner is None:
+            reason = EndReason.DRAW if outcome is not None else EndReason.UNKNOWN
+        else:  # our reason, as the follower's opponent
+            reason = EndReason.I_LOSE if outcome.winner == self._white else EndReason.I_WIN
+        self._send(GameEnd(reason, stop=False))
+        try:
+            self._wait((GameEnd,), REPLY_TIMEOUT, "answering GAMEEND")
+        except TimeoutError as exc:
+            raise EngineCrash(str(exc)) from None
+
+    def abort(self) -> None:
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def close(self) -> None:
+        self.abort()
