@@ -162,16 +162,23 @@ def parse_hub_position(variant: Variant, text: str) -> Position:
     return position
 
 
-def write_hub_position(variant: Variant, position: Position) -> str:
-    """The Hub position string of a position (see parse_hub_position)."""
-    out = ["W" if position.white_to_move else "B"]
+def square_letters(variant: Variant, position: Position, letters: str = "wWbBe") -> str:
+    """One letter per square in number order: white man, white king, black man, black king,
+    empty (Hub writes ``wWbBe``, DXP ``wWzZe``)."""
+    white_man, white_king, black_man, black_king, empty = letters
+    out = []
     for number in range(1, variant.squares + 1):
         bit = 1 << square_of_number(variant, number)
         king = bool(position.kings & bit)
         if position.white & bit:
-            out.append("W" if king else "w")
+            out.append(white_king if king else white_man)
         elif position.black & bit:
-            out.append("B" if king else "b")
+            out.append(black_king if king else black_man)
         else:
-            out.append("e")
+            out.append(empty)
     return "".join(out)
+
+
+def write_hub_position(variant: Variant, position: Position) -> str:
+    """The Hub position string of a position (see parse_hub_position)."""
+    return ("W" if position.white_to_move else "B") + square_letters(variant, position)

@@ -39,6 +39,7 @@ from engine.draws import DrawCounters, endgame_rule, game_history, next_counters
 from engine.errors import DamkaError
 from engine.fen import parse_fen, write_fen
 from engine.move import Move
+from engine.notation import square_letters
 from engine.position import Position
 from engine.search import Engine, Limits, SearchResult
 from engine.squares import square_number, square_of_number
@@ -119,17 +120,7 @@ def position_from_dxp(dxp: DxpPosition) -> Position:
 
 
 def position_to_dxp(position: Position) -> DxpPosition:
-    out = []
-    for number in range(1, VARIANT.squares + 1):
-        bit = 1 << square_of_number(VARIANT, number)
-        king = bool(position.kings & bit)
-        if position.white & bit:
-            out.append("W" if king else "w")
-        elif position.black & bit:
-            out.append("Z" if king else "z")
-        else:
-            out.append("e")
-    return DxpPosition(position.white_to_move, "".join(out))
+    return DxpPosition(position.white_to_move, square_letters(VARIANT, position, "wWzZe"))
 
 
 def move_to_dxp(move: Move, seconds: float = 0) -> DxpMove:
