@@ -35,9 +35,10 @@ from typing import Callable, Iterable, Sequence
 
 from engine import __version__
 from engine.board import Board
-from engine.draws import DrawCounters, endgame_rule, game_history, next_counters
+from engine.draws import DrawCounters, game_history, next_counters
 from engine.errors import DamkaError
 from engine.fen import parse_fen, write_fen
+from engine.game import draw_termination
 from engine.move import Move
 from engine.notation import square_letters
 from engine.position import Position
@@ -156,21 +157,9 @@ def draw_by_rules(board: Board) -> str | None:
 
 def draw_rule(position: Position, counters: DrawCounters, earlier: Sequence[Position]) -> str | None:
     """draw_by_rules for a position, its draw counters and the positions before it (oldest
-    first; only the last ``counters.reversible`` are looked at)."""
-    draws = VARIANT.draws
-    c = counters
-    if draws.king_moves and c.reversible >= 2 * draws.king_moves:
-        return f"{draws.king_moves} moves with only kings"
-    kind = endgame_rule(position)
-    if kind == 16 and draws.endgame_three and c.endgame >= 2 * draws.endgame_three:
-        return f"{draws.endgame_three}-move endgame rule"
-    if kind == 5 and draws.endgame_two and c.endgame >= 2 * draws.endgame_two:
-        return f"{draws.endgame_two}-move endgame rule"
-    # only king moves without capture are reversible: look back along that run
-    reachable = earlier[len(earlier) - c.reversible:] if c.reversible else ()
-    if sum(1 for p in reachable if p == position) + 1 >= draws.repetitions:
-        return "threefold repetition"
-    return None
+    first); the rules themselves are engine.game's."""
+    termination = draw_termination(VARIANT, position, counters, earlier)
+    return None if termination is None else str(termination)
 
 
 # -- finished games -----------------------------------------------------------------------

@@ -259,7 +259,7 @@ def test_draw_rules():
         board.push(move)
         assert draw_by_rules(board) is None
     board.push(walk[-1])
-    assert draw_by_rules(board) == "25 moves with only kings"
+    assert draw_by_rules(board) == "25-move king rule"
 
 
 def test_pdn_game_writes_tags_fen_and_moves():
