@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import BACKEND  # noqa: E402
 from engine.search import Engine  # noqa: E402
-from protocol.dxp import (  # noqa: E402
+from protocol.dxp.server import (  # noqa: E402
     DxpServer,
     DxpSession,
     DxpSettings,

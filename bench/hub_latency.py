@@ -58,7 +58,7 @@ def ping_latencies(count: int) -> list[float]:
 def main() -> int:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     for label, command in (("damka hub", [DAMKA, "hub"]),
-                           ("python -m engine hub", [sys.executable, "-m", "engine", "hub"])):
+                           ("python -m protocol hub", [sys.executable, "-m", "protocol", "hub"])):
         times = [launch_to_ready(command) for _ in range(runs)]
         print(f"launch to ready ({label}): median {statistics.median(times) * 1000:.0f} ms, "
               f"min {min(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms over {runs} runs")

@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.match import Match, MatchConfig  # noqa: E402
-from engine.match_report import Progress, final_table  # noqa: E402
-from engine.openings import read_openings  # noqa: E402
-from engine.timecontrol import TimeControl  # noqa: E402
-from protocol.engines import parse_engine  # noqa: E402
+from protocol.match.runner import Match, MatchConfig  # noqa: E402
+from protocol.match.report import Progress, final_table  # noqa: E402
+from protocol.match.openings import read_openings  # noqa: E402
+from protocol.match.timecontrol import TimeControl  # noqa: E402
+from protocol.match.engines import parse_engine  # noqa: E402
 
 OPENINGS = ROOT / "bench" / "openings_international.txt"
 

@@ -1,5 +1,7 @@
-"""damka: a draughts engine for seven rule sets with a compiled (Cython) core.
+"""damka's library: rules records, Board and Move, notation, FEN, games and PDN, the search
+facade, time management and levels, over the compiled core.
 
+It imports only ``_fast`` (through ``engine._core`` and ``engine.search``), never ``protocol``.
 The compiled core is imported eagerly: without it ``import engine`` fails with the command
 that builds it, rather than running slowly or half-working.
 """

@@ -373,12 +373,6 @@ class Game:
 
     # -- misc ------------------------------------------------------------------------------------
 
-    def pdn(self) -> str:
-        """The game as PDN text (see engine.pdn.write_game)."""
-        from .pdn import write_game
-
-        return write_game(self)
-
     def __repr__(self) -> str:
         return (
             f"<Game {self.variant.name} {self.tags.get('White', '?')} - "

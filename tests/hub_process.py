@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 
-HUB_COMMAND = [sys.executable, "-m", "engine", "hub"]
+HUB_COMMAND = [sys.executable, "-m", "protocol", "hub"]
 
 
 class HubProcess:

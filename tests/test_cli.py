@@ -1,4 +1,4 @@
-"""The ``damka`` command line as a whole process (``python -m engine``).
+"""The ``damka`` command line as a whole process (``python -m protocol``).
 
 Node counts come from ../shared/data/perft.json (published or independently agreed) or from
 positions small enough to count by hand.
@@ -23,7 +23,7 @@ OUR_VARIANTS = ("international", "english", "russian", "brazilian", "spanish", "
 
 def damka(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args],
+        [sys.executable, "-m", "protocol", *args],
         cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )
 
@@ -169,7 +169,7 @@ def test_missing_core_says_how_to_build():
 
 
 def test_main_in_process(capsys):
-    from engine.cli import main
+    from protocol.cli import main
 
     assert main(["perft", "--depth", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["nodes"] == 9

@@ -21,7 +21,7 @@ import pytest
 
 from engine import Board
 from engine.search import Engine
-from protocol.dxp import (
+from protocol.dxp.server import (
     NAME,
     DxpServer,
     DxpSession,
@@ -37,7 +37,7 @@ from protocol.dxp import (
     play,
     run_connection,
 )
-from protocol.dxp_codec import (
+from protocol.dxp.codec import (
     AcceptCode,
     BackAccept,
     BackCode,
@@ -367,7 +367,7 @@ def test_the_initiator_listens_and_the_follower_connects(engines):
 class FollowerProcess:
     def __init__(self, pdn: Path):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engine", "dxp", "--port", "0", "--move-time", "0.05",
+            [sys.executable, "-m", "protocol", "dxp", "--port", "0", "--move-time", "0.05",
              "--hash", "16", "--pdn", str(pdn)],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             text=True, bufsize=1,
@@ -527,9 +527,9 @@ def _play_or_fail(client, board, timeout: float):
 
 
 def test_cli_refuses_bad_arguments():
-    run = subprocess.run([sys.executable, "-m", "engine", "dxp", "--initiator", "--fen", "W:W1:B20",
+    run = subprocess.run([sys.executable, "-m", "protocol", "dxp", "--initiator", "--fen", "W:W1:B20",
                           "--connect", "127.0.0.1:1"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "error" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "engine", "dxp", "--connect", "nowhere"],
+    run = subprocess.run([sys.executable, "-m", "protocol", "dxp", "--connect", "nowhere"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "HOST:PORT" in run.stderr

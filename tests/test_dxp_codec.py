@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.dxp_codec import (
+from protocol.dxp.codec import (
     MAX_LENGTH,
     AcceptCode,
     BackAccept,

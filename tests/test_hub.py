@@ -7,8 +7,8 @@ import time
 import pytest
 
 from engine import Board
-from protocol.hub import hub_score
-from protocol.hub_text import parse_line
+from protocol.hub.server import hub_score
+from protocol.hub.text import parse_line
 
 from hub_process import HubProcess
 

@@ -12,7 +12,7 @@ import pytest
 
 from engine.board import Board
 from engine.game import Game
-from protocol.hub_client import (
+from protocol.hub.client import (
     HubClient,
     HubClientError,
     HubEngineDied,

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main as cli_main
+from protocol.cli import main as cli_main
 from engine.game import Termination
-from engine.match import (
+from protocol.match.runner import (
     Match,
     MatchConfig,
     MatchError,
@@ -28,12 +28,12 @@ from engine.match import (
     play_game,
     schedule,
 )
-from engine.match_report import final_table, progress_line
-from engine.openings import OpeningsError, read_openings, start_opening
+from protocol.match.report import final_table, progress_line
+from protocol.match.openings import OpeningsError, read_openings, start_opening
 from engine.pdn import read_games
-from engine.players import Answer, EngineResigned, Player
-from engine.timecontrol import Clock, TimeControl, parse_time_control
-from protocol.engines import EngineSpecError, parse_engine
+from protocol.match.players import Answer, EngineResigned, Player
+from protocol.match.timecontrol import Clock, TimeControl, parse_time_control
+from protocol.match.engines import EngineSpecError, parse_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 DAMKA = str(Path(sys.executable).with_name("damka"))
@@ -284,7 +284,7 @@ FAKE_HUB = textwrap.dedent('''
     import sys, time
     sys.path.insert(0, {root!r})
     from engine.board import Board
-    from protocol.hub_text import parse_line
+    from protocol.hub.text import parse_line
 
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     gos = 0

@@ -490,14 +490,14 @@ def test_restoring_a_game_from_its_moves(client):
 
 
 def test_engine_and_hub_do_not_load_the_web_code():
-    code = ("import sys, engine, engine.cli; engine.cli.build_parser(); "
+    code = ("import sys, protocol.cli; protocol.cli.build_parser(); "
             "print(any(m.startswith(('starlette', 'uvicorn', 'protocol.play')) for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_play_command_is_listed():
-    from engine.cli import build_parser
+    from protocol.cli import build_parser
 
     parser = build_parser()
     args = parser.parse_args(["play", "--port", "0", "--no-browser"])

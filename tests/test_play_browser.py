@@ -1,6 +1,6 @@
 """End-to-end: ``damka play`` in a real headless Chromium driven by Playwright.
 
-The server is the real command (``python -m engine play --no-browser --port 0``) on loopback;
+The server is the real command (``python -m protocol play --no-browser --port 0``) on loopback;
 the browser is Debian's /usr/bin/chromium (Playwright never downloads one here), started with
 the flags this closed network needs and a fresh profile per run. Every test clicks as a person
 would and saves screenshots to tests/artifacts/play/ for a person to look at.
@@ -38,7 +38,7 @@ TIMEOUT_MS = 15_000
 def server() -> Iterator[str]:
     """The real ``damka play`` command on a free loopback port; yields its address."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine", "play", "--no-browser", "--port", "0"],
+        [sys.executable, "-m", "protocol", "play", "--no-browser", "--port", "0"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

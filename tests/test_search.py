@@ -376,7 +376,7 @@ def test_bench_covers_every_rule_set_and_is_deterministic():
 
 
 def damka(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "protocol", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 

@@ -1,4 +1,4 @@
-"""Match statistics against values worked out by hand from the formulas (engine/stats.py)."""
+"""Match statistics against values worked out by hand from the formulas (protocol/match/stats.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from engine.stats import Record, elo_from_score, los, score_from_elo, sprt, sprt_bounds, sprt_llr
+from protocol.match.stats import Record, elo_from_score, los, score_from_elo, sprt, sprt_bounds, sprt_llr
 
 
 def test_elo_of_simple_scores():

@@ -25,6 +25,7 @@ from engine import __version__
 from engine.errors import AmbiguousMoveError, DamkaError, IllegalMoveError, InvalidFenError
 from engine.game import Game, Outcome, Termination
 from engine.move import Move
+from engine.pdn import write_game
 from engine.search import Engine, Limits, SearchResult
 from engine.squares import parse_square, row_col, square_name
 from engine.variants import UnknownVariantError, Variant, get_variant
@@ -343,7 +344,7 @@ class PlaySession:
     def pdn(self) -> str:
         """The game so far as PDN (result ``*`` while it goes on)."""
         with self._lock:
-            return self.game.pdn()
+            return write_game(self.game)
 
     # -- changing -------------------------------------------------------------------------------
 

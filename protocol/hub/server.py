@@ -29,8 +29,8 @@ from engine.variants import Variant, get_variant
 if TYPE_CHECKING:
     from engine.search import Engine, Limits, SearchInfo, SearchResult
 
-from . import pydraughts_compat
-from .hub_text import HubSyntaxError, format_line, parse_line
+from protocol.hub import pydraughts
+from protocol.hub.text import HubSyntaxError, format_line, parse_line
 
 __all__ = ["HubServer", "main", "hub_score"]
 
@@ -280,14 +280,14 @@ class HubServer:
                 if text is None or ("start" in args and not text):
                     board = Board(variant)
                 else:
-                    board = Board(variant, pydraughts_compat.read_position(variant, source[2], source[1]))
+                    board = Board(variant, pydraughts.read_position(variant, source[2], source[1]))
             except DamkaError as exc:
                 raise HubError(f"bad position: {exc}") from None
         else:
             board = board.copy()
         for token in tokens[start:]:
             try:
-                board.push(pydraughts_compat.read_move(variant, token, self.params.pydraughts))
+                board.push(pydraughts.read_move(variant, token, self.params.pydraughts))
             except DamkaError as exc:
                 raise HubError(f"illegal move {token}: {exc}") from None
         self.board = board
@@ -338,7 +338,7 @@ class HubServer:
         variant = self.variant
 
         def hub_move(move: Move) -> str:
-            return pydraughts_compat.write_move(variant, move, compat)
+            return pydraughts.write_move(variant, move, compat)
 
         infos_sent = []
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.game import Game
-from engine.players import Answer, EngineCrash, EngineTimeout, Player
-from engine.timecontrol import MoveRequest, TimeControl
+from protocol.match.players import Answer, EngineCrash, EngineTimeout, Player
+from protocol.match.timecontrol import MoveRequest, TimeControl
 from engine.variants import Variant
 
-from .hub_client import HubClient, HubClientError, HubLimits, HubTimeoutError, State
+from protocol.hub.client import HubClient, HubClientError, HubLimits, HubTimeoutError, State
 
 __all__ = ["EngineSpec", "parse_engine", "HubPlayer", "DamkaPlayer", "EngineSpecError"]
 
@@ -60,7 +60,7 @@ class EngineSpec:
             return DamkaPlayer(self, variant)
         if self.kind == "hub":
             return HubPlayer(self, variant)
-        from .dxp_player import DxpPlayer
+        from protocol.dxp.player import DxpPlayer
 
         return DxpPlayer(self, variant)
 
@@ -138,7 +138,7 @@ def parse_engine(text: str) -> EngineSpec:
         name = values.get("name") or Path(command[0]).stem
         return EngineSpec("hub", name, command=command, cwd=values.get("dir"),
                           params=tuple(params), text=text)
-    from .dxp import parse_address
+    from protocol.dxp.server import parse_address
 
     try:
         address = parse_address(values["dxp"])

@@ -30,13 +30,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .errors import DamkaError
-from .game import Game, GameOverError, Termination
-from .openings import Opening
-from .players import Answer, EngineResigned, EngineTimeout, Player, PlayerError, PlayerSpec
-from .stats import Record, SprtResult, sprt
-from .timecontrol import DEFAULT_GRACE, Clock, TimeControl
-from .variants import Variant, get_variant
+from engine.errors import DamkaError
+from engine.game import Game, GameOverError, Termination
+from protocol.match.openings import Opening
+from protocol.match.players import Answer, EngineResigned, EngineTimeout, Player, PlayerError, PlayerSpec
+from protocol.match.stats import Record, SprtResult, sprt
+from protocol.match.timecontrol import DEFAULT_GRACE, Clock, TimeControl
+from engine.variants import Variant, get_variant
 
 __all__ = [
     "Scheduled",
@@ -479,7 +479,7 @@ class Match:
         path = self.config.pdn
         if path is None or not Path(path).exists() or Path(path).stat().st_size == 0:
             return []
-        from .pdn import PdnError, read_games
+        from engine.pdn import PdnError, read_games
 
         if not self.config.resume:
             raise MatchError(f"{path} already holds games: pass --resume to continue that "
@@ -617,7 +617,7 @@ class Match:
         record = GameRecord(s, outcome.winner, outcome.termination, game.ply, overheads)
         with self._lock:
             if self.config.pdn is not None:
-                from .pdn import append_game
+                from engine.pdn import append_game
 
                 append_game(self.config.pdn, game)
             self.state.records.append(record)

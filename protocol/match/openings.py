@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .board import Board
-from .errors import DamkaError
-from .move import Move
-from .position import Position
-from .variants import Variant, get_variant
+from engine.board import Board
+from engine.errors import DamkaError
+from engine.move import Move
+from engine.position import Position
+from engine.variants import Variant, get_variant
 
 __all__ = ["Opening", "read_openings", "start_opening", "OpeningsError"]
 
@@ -70,7 +70,7 @@ def read_openings(path: "str | os.PathLike[str]", variant: "str | Variant") -> l
     v = get_variant(variant)
     text = Path(path).read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
     if text.lstrip().startswith("["):
-        from .pdn import PdnError, read_games
+        from engine.pdn import PdnError, read_games
 
         openings = []
         try:

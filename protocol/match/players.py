@@ -1,7 +1,7 @@
 """What the match runner needs of an engine: the Player interface, its answers and errors.
 
 The runner owns the game and the clocks; a Player only answers "your move" requests. The
-adapters (protocol/engines.py) wrap Hub processes, DXP connections and damka in-process. A
+adapters (protocol/match/engines.py) wrap Hub processes, DXP connections and damka in-process. A
 Player serves one game at a time; ``abort`` may be called from any thread (Ctrl-C).
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from .move import Move
-from .timecontrol import MoveRequest, TimeControl
-from .variants import Variant
+from engine.move import Move
+from protocol.match.timecontrol import MoveRequest, TimeControl
+from engine.variants import Variant
 
 if TYPE_CHECKING:
-    from .game import Game
+    from engine.game import Game
 
 __all__ = ["Player", "PlayerSpec", "Answer", "PlayerError", "EngineCrash", "EngineTimeout",
            "EngineResigned"]

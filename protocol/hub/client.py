@@ -33,7 +33,7 @@ from engine.notation import write_hub_position
 from engine.position import Position
 from engine.variants import Variant, get_variant
 
-from .hub_text import HubSyntaxError, format_line, parse_line
+from protocol.hub.text import HubSyntaxError, format_line, parse_line
 
 __all__ = [
     "HubClient",

@@ -13,12 +13,12 @@ import sys
 from time import perf_counter
 from typing import Callable, Sequence
 
-from . import __version__, _core
-from .fen import parse_fen, write_fen
-from .move import Move
-from .notation import write_pdn
-from .squares import square_number
-from .variants import Variant, get_variant, variant_names
+from engine import __version__, _core
+from engine.fen import parse_fen, write_fen
+from engine.move import Move
+from engine.notation import write_pdn
+from engine.squares import square_number
+from engine.variants import Variant, get_variant, variant_names
 
 __all__ = ["main", "build_parser"]
 
@@ -191,7 +191,7 @@ def _add_analyse(subparsers) -> None:
 
 def format_score(score: int) -> str:
     """Hundredths of a man with a sign, or #N / #-N for a forced win / loss in N moves."""
-    from .search import mate_in
+    from engine.search import mate_in
 
     mate = mate_in(score)
     if mate is not None:
@@ -210,10 +210,10 @@ def pdn_line(board, moves) -> str:
 
 
 def _run_analyse(args: argparse.Namespace) -> int:
-    from .board import Board
-    from .levels import get_level
-    from .search import Engine, Limits
-    from .timeman import TimeSettings
+    from engine.board import Board
+    from engine.levels import get_level
+    from engine.search import Engine, Limits
+    from engine.timeman import TimeSettings
 
     variant = get_variant(args.variant)
     if args.no_forced_capture:
@@ -253,7 +253,7 @@ def _run_analyse(args: argparse.Namespace) -> int:
 
 
 def _add_bench(subparsers) -> None:
-    from .benchmark import DEFAULT_DEPTH
+    from engine.benchmark import DEFAULT_DEPTH
 
     p = subparsers.add_parser(
         "bench",
@@ -271,7 +271,7 @@ def _add_bench(subparsers) -> None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from .benchmark import run_bench
+    from engine.benchmark import run_bench
 
     print(f"bench depth {args.depth} hash {args.hash} MB backend {_core.BACKEND}")
 
@@ -301,7 +301,7 @@ def _add_hub(subparsers) -> None:
 
 
 def _run_hub(args: argparse.Namespace) -> int:
-    from protocol.hub import main as hub_main  # imported only when it runs
+    from protocol.hub.server import main as hub_main  # imported only when it runs
 
     return hub_main()
 
@@ -368,7 +368,7 @@ def _add_dxp(subparsers) -> None:
 
 
 def _run_dxp(args: argparse.Namespace) -> int:
-    from protocol.dxp import main as dxp_main  # imported only when it runs
+    from protocol.dxp.server import main as dxp_main  # imported only when it runs
 
     return dxp_main(args)
 
@@ -452,7 +452,7 @@ def _add_match(subparsers) -> None:
 def _run_match(args: argparse.Namespace) -> int:
     if not (args.tc or args.movetime or args.depth or args.nodes):
         raise UsageError("give a time control: --tc, --movetime, --depth or --nodes")
-    from .match_main import main as match_main  # imported only when it runs
+    from protocol.match.main import main as match_main  # imported only when it runs
 
     return match_main(args)
 

@@ -2,7 +2,7 @@
 
 Three layers, each knowing nothing of the one above it:
 
-* ``protocol.dxp_codec``: message texts <-> value types, and NUL framing (no I/O);
+* ``protocol.dxp.codec``: message texts <-> value types, and NUL framing (no I/O);
 * ``DxpSession`` (here): the state machine of one connection. It is fed messages and search
   results and returns the messages to send; it keeps the board, the clocks and the game end,
   and drives the search facade (engine.search.Engine). It never touches a socket, so a whole
@@ -46,7 +46,7 @@ from engine.search import Engine, Limits, SearchResult
 from engine.squares import square_number, square_of_number
 from engine.variants import get_variant
 
-from .dxp_codec import (
+from protocol.dxp.codec import (
     DEFAULT_PORT,
     NAME_WIDTH,
     AcceptCode,
@@ -1036,7 +1036,7 @@ def play(
 
 
 def main(args) -> int:
-    """``damka dxp`` with the parsed command-line arguments (see engine/cli.py)."""
+    """``damka dxp`` with the parsed command-line arguments (see protocol/cli.py)."""
     match = None
     if args.initiator:
         if args.fen:

@@ -1,6 +1,6 @@
 """A DXP follower as a match player: the runner is the initiator and relays the moves.
 
-A thin class over protocol.dxp_codec (messages and framing) and the move/position helpers of
+A thin class over protocol.dxp.codec (messages and framing) and the move/position helpers of
 protocol.dxp. Per game: GAMEREQ with the position after the opening (form B) and the
 follower's colour, GAMEACC; then each turn the opponent's move goes out as a MOVE and the
 follower's MOVE comes back; at the end a GAMEEND (our reason: the follower's result seen from
@@ -22,12 +22,12 @@ import time
 
 from engine import __version__
 from engine.game import Game
-from engine.players import Answer, EngineCrash, EngineResigned, EngineTimeout, Player
-from engine.timecontrol import MoveRequest, TimeControl
+from protocol.match.players import Answer, EngineCrash, EngineResigned, EngineTimeout, Player
+from protocol.match.timecontrol import MoveRequest, TimeControl
 from engine.variants import Variant
 
-from .dxp import find_move, move_to_dxp, position_to_dxp
-from .dxp_codec import (
+from protocol.dxp.server import find_move, move_to_dxp, position_to_dxp
+from protocol.dxp.codec import (
     AcceptCode,
     Chat,
     DxpError,

@@ -1,6 +1,6 @@
 """``damka match``: from the parsed command line to a played match and its table.
 
-The command line itself is declared in engine/cli.py (``_add_match``); this module builds the
+The command line itself is declared in protocol/cli.py (``_add_match``); this module builds the
 MatchConfig, runs the Match with a progress line on stderr, and prints the final table on
 stdout. Ctrl-C stops the match: the finished games are in the PDN file, ``--resume`` goes on.
 """
@@ -10,18 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .match import Match, MatchConfig, MatchError, SprtSettings
-from .match_report import Progress, final_table
-from .openings import read_openings, start_opening
-from .timecontrol import TimeControl, parse_time_control
-from .variants import get_variant
+from protocol.match.runner import Match, MatchConfig, MatchError, SprtSettings
+from protocol.match.report import Progress, final_table
+from protocol.match.openings import read_openings, start_opening
+from protocol.match.timecontrol import TimeControl, parse_time_control
+from engine.variants import get_variant
 
 __all__ = ["config_from_args", "main"]
 
 
 def config_from_args(args: argparse.Namespace) -> MatchConfig:
     """The MatchConfig the command line asks for; ValueError (one line) when it is wrong."""
-    from protocol.engines import parse_engine
+    from protocol.match.engines import parse_engine
 
     variant = get_variant(args.variant)
     engines = [parse_engine(text) for text in args.engine or []]

@@ -12,8 +12,8 @@ import sys
 import threading
 from typing import TextIO
 
-from .match import MatchState
-from .stats import Record
+from protocol.match.runner import MatchState
+from protocol.match.stats import Record
 
 __all__ = ["Progress", "format_elo", "final_table", "progress_line"]
 

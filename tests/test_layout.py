@@ -1,0 +1,136 @@
+"""The layering of the design card: protocol -> engine -> _fast, one direction, no cycles.
+
+Every import is read from the source (module level and inside functions alike), so an import
+that runs only on one code path still counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("engine", "protocol", "_fast")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _python_modules() -> dict[str, Path]:
+    return {_module_name(p): p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")}
+
+
+def _resolve(module: str, is_package: bool, level: int, target: str | None) -> str:
+    if level == 0:
+        return target or ""
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def _imports(module: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules that ``module`` imports (``from pkg import sub`` counts sub)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, path.name == "__init__.py", node.level, node.module)
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            # importing a.b.c also runs a and a.b
+            parts = name.split(".")
+            for i in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:i])
+                if prefix in known and prefix != module:
+                    found.add(prefix)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _python_modules()
+    known = set(modules)
+    return {name: _imports(name, path, known) for name, path in modules.items()}
+
+
+def test_the_graph_sees_real_imports() -> None:
+    graph = _graph()
+    assert "engine.board" in graph["engine.search"]
+    assert "protocol.hub.text" in graph["protocol.hub.server"]
+    assert "engine.search" in graph["protocol.match.engines"]  # a lazy import inside a function
+
+
+def test_engine_never_imports_protocol() -> None:
+    offenders = {m: sorted(i for i in deps if i.startswith("protocol"))
+                 for m, deps in _graph().items() if m.startswith("engine")}
+    assert {m: d for m, d in offenders.items() if d} == {}
+
+
+@pytest.mark.parametrize("suffix", ["*.pyx", "*.pxd", "*.py"])
+def test_fast_imports_neither_engine_nor_protocol(suffix: str) -> None:
+    pattern = re.compile(r"^\s*(from|import|cimport)\s+(engine|protocol)\b", re.MULTILINE)
+    bad = [str(p.relative_to(REPO)) for p in (REPO / "_fast").glob(suffix)
+           if pattern.search(p.read_text())]
+    assert bad == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_cycle_finder_finds_a_planted_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycles() -> None:
+    # a package's __init__ importing its own submodules is the normal way to re-export them,
+    # and a submodule importing its package __init__ is implied by Python itself: those edges
+    # are left out, every other pair of modules importing each other is a cycle
+    graph = {m: {d for d in deps if not (m.startswith(d + ".") or d.startswith(m + "."))}
+             for m, deps in _graph().items()}
+    assert _cycles(graph) == []
