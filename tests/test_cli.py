@@ -1,6 +1,6 @@
 """The ``damka`` command line as a whole process (``python -m protocol``).
 
-Node counts come from ../shared/data/perft.json (published or independently agreed) or from
+Node counts come from tests/data/perft.json (published or independently agreed) or from
 positions small enough to count by hand.
 """
 
@@ -15,9 +15,9 @@ import pytest
 
 import engine
 from engine import Board, get_variant, parse_fen
+from conftest import PERFT_JSON
 
 REPO = Path(__file__).resolve().parents[1]
-PERFT_JSON = Path(__file__).resolve().parents[2] / "shared" / "data" / "perft.json"
 OUR_VARIANTS = ("international", "english", "russian", "brazilian", "spanish", "italian", "czech")
 
 

@@ -134,3 +134,19 @@ def test_no_import_cycles() -> None:
     graph = {m: {d for d in deps if not (m.startswith(d + ".") or d.startswith(m + "."))}
              for m, deps in _graph().items()}
     assert _cycles(graph) == []
+
+
+def test_ci_runs_the_readme_commands_verbatim() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```sh\n(.*?)\n```", quick_start, re.DOTALL)
+    assert len(commands) == 2  # install and analyse; install the test extras and test
+    ci_lines = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    for command in commands:
+        assert command.strip() in ci_lines
+
+
+def test_no_test_reads_data_outside_the_repository() -> None:
+    outside = [p.name for p in (REPO / "tests").glob("*.py")
+               if re.search(r"parents\[2\]|\.\./shared|\"shared\"", p.read_text(encoding="utf-8"))]
+    assert outside == []

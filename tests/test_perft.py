@@ -1,4 +1,4 @@
-"""The fast generator against every perft number of ../shared/data/perft.json.
+"""The fast generator against every perft number of tests/data/perft.json.
 
 The numbers are published or agreed by independent programs, never produced by damka.
 Entries up to PLAIN_LIMIT nodes run in the plain test run (a few seconds in all); the deeper

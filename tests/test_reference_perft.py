@@ -1,4 +1,4 @@
-"""The reference generator against the published perft numbers of shared/data/perft.json.
+"""The reference generator against the published perft numbers of tests/data/perft.json.
 
 The expected counts come only from that file (publications and agreeing independent
 programs), never from our own generators.
@@ -7,15 +7,14 @@ programs), never from our own generators.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from engine.fen import parse_fen
 from engine.reference import perft
 from engine.variants import get_variant
+from conftest import PERFT_JSON
 
-PERFT_JSON = Path(__file__).resolve().parents[2] / "shared" / "data" / "perft.json"
 
 #: the seven rule sets damka plays
 VARIANTS = ("international", "english", "russian", "brazilian", "spanish", "italian", "czech")

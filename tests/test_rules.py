@@ -6,13 +6,12 @@ reference (engine.reference) and the fast core (engine._core.generate). Both ret
 sets of (origin, destination, captured mask, promotes).
 
 The expected moves were worked out by hand from spec/rules.md; positions named ``rule_*`` in
-shared/data/perft.json are the rule-book examples of dctl (FMJD and FID articles).
+tests/data/perft.json are the rule-book examples of dctl (FMJD and FID articles).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Callable, Sequence
 
 import pytest
@@ -21,6 +20,7 @@ from engine import reference
 from engine.fen import parse_fen
 from engine.position import Position
 from engine.squares import parse_square, row_col, square_at, square_name
+from conftest import PERFT_JSON
 from engine.variants import (
     BRAZILIAN,
     CZECH,
@@ -355,7 +355,6 @@ def test_play_removes_captured_pieces_and_crowns() -> None:
 # Paths
 
 
-PERFT_JSON = Path(__file__).resolve().parents[2] / "shared" / "data" / "perft.json"
 
 #: rule-test positions, walked two plies deep for the path test
 RULE_POSITIONS: list[tuple[Variant, str]] = [
