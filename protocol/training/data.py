@@ -1,0 +1,242 @@
+"""The self-play data format: a directory of numpy ``.npz`` chunks and a ``meta.json``.
+
+``damka selfplay --out DIR`` writes, and ``damka tune DIR`` reads::
+
+    DIR/meta.json          what the data is (see below)
+    DIR/chunk-00000.npz    games 0 .. g-1, in game-id order
+    DIR/chunk-00001.npz    games g .. , and so on
+
+Each chunk (``numpy.savez_compressed``, no pickled objects) holds whole games with
+consecutive ids, and these arrays, one entry per **position** (every position in which the
+engine chose a move, in game order; the opening's forced plies are not recorded):
+
+=====================  ========  ===============================================================
+``white``              uint64    White's pieces: bit ``s`` is internal square ``s``
+                                 (the ``engine.position.Position`` layout)
+``black``              uint64    Black's pieces
+``kings``              uint64    the kings of both colours
+``white_to_move``      bool      the side to move
+``result``             int8      the game's result from the side to move: +1 win, 0 draw, -1 loss
+``score``              int16     the search score from the side to move, hundredths of a man,
+                                 clipped to +-``SCORE_CLIP`` (forced wins and losses land there)
+``quiet``              bool      the side to move has no capture
+``opponent_capture``   bool      the other side would have a capture if it were to move
+``game``               int64     the game id (0, 1, 2, ... within the directory)
+``ply``                int16     plies played since the game's start position
+=====================  ========  ===============================================================
+
+and one entry per **game**:
+
+=======================  ======  ==============================================================
+``game_id``              int64   the id
+``game_winner``          int8    +1 White won, 0 draw, -1 Black won
+``game_end``             uint8   why it ended: an index into ``ENDINGS``
+``game_plies``           int16   plies from the start position to the end
+``final_white`` ...      uint64  the position the game ended in (``final_white``,
+``final_white_to_move``  bool    ``final_black``, ``final_kings``, ``final_white_to_move``)
+=======================  ======  ==============================================================
+
+``meta.json`` holds ``format`` (``"damka-selfplay"``), ``version``, ``variant`` (a name
+``engine.get_variant`` reads back, ``-nocapture`` for the house rule), ``settings`` (what the
+games depend on: budget, seed, openings, cap, weights), ``endings``, ``games_done`` (games
+0 .. games_done-1 are in the chunks), ``positions`` and ``chunks`` (file, first game, games,
+positions of each). A chunk is written under a temporary name and renamed, and then
+``meta.json`` is replaced, so an interrupted run leaves a consistent directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "SCORE_CLIP",
+    "ENDINGS",
+    "POSITION_FIELDS",
+    "GAME_FIELDS",
+    "DataError",
+    "GameRecord",
+    "Meta",
+    "read_meta",
+    "write_meta",
+    "write_chunk",
+    "read_chunk",
+    "read_games",
+]
+
+FORMAT = "damka-selfplay"
+VERSION = 1
+#: search scores beyond this (forced results) are stored as +-SCORE_CLIP
+SCORE_CLIP = 10000
+META = "meta.json"
+
+#: why a game ended (``game_end`` is an index); the last is the ``--max-plies`` cap (a draw)
+ENDINGS: tuple[str, ...] = (
+    "no legal move",
+    "no pieces",
+    "threefold repetition",
+    "25-move king rule",
+    "16-move endgame rule",
+    "5-move endgame rule",
+    "40-move rule",
+    "move limit",
+)
+
+POSITION_FIELDS: dict[str, type] = {
+    "white": np.uint64,
+    "black": np.uint64,
+    "kings": np.uint64,
+    "white_to_move": np.bool_,
+    "result": np.int8,
+    "score": np.int16,
+    "quiet": np.bool_,
+    "opponent_capture": np.bool_,
+    "game": np.int64,
+    "ply": np.int16,
+}
+
+GAME_FIELDS: dict[str, type] = {
+    "game_id": np.int64,
+    "game_winner": np.int8,
+    "game_end": np.uint8,
+    "game_plies": np.int16,
+    "final_white": np.uint64,
+    "final_black": np.uint64,
+    "final_kings": np.uint64,
+    "final_white_to_move": np.bool_,
+}
+
+
+class DataError(ValueError):
+    """Self-play data that cannot be used; the message names the directory or file."""
+
+
+@dataclass
+class GameRecord:
+    """One finished game: its per-position arrays and its per-game values (see the fields)."""
+
+    positions: dict[str, np.ndarray]
+    game: dict[str, Any]
+
+    @property
+    def game_id(self) -> int:
+        return int(self.game["game_id"])
+
+    def __len__(self) -> int:
+        return len(self.positions["white"])
+
+
+@dataclass
+class Meta:
+    """The contents of ``meta.json``."""
+
+    variant: str
+    settings: dict[str, Any]
+    games_done: int = 0
+    positions: int = 0
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "variant": self.variant,
+            "settings": self.settings,
+            "endings": list(ENDINGS),
+            "games_done": self.games_done,
+            "positions": self.positions,
+            "chunks": self.chunks,
+        }
+
+
+def read_meta(directory: "str | os.PathLike[str]") -> Meta | None:
+    """The directory's meta.json, or None when there is none; DataError when it is not ours."""
+    path = Path(directory) / META
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise DataError(f"{path}: not damka self-play data (format {FORMAT!r} expected)")
+    if data.get("version") != VERSION:
+        raise DataError(f"{path}: data format version {data.get('version')!r}, this damka reads "
+                        f"version {VERSION}")
+    try:
+        return Meta(str(data["variant"]), dict(data["settings"]), int(data["games_done"]),
+                    int(data["positions"]), list(data["chunks"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{path}: incomplete ({exc})") from None
+
+
+def write_meta(directory: "str | os.PathLike[str]", meta: Meta) -> None:
+    """Replace meta.json in one step (written beside it, then renamed)."""
+    path = Path(directory) / META
+    tmp = path.with_name(META + ".tmp")
+    tmp.write_text(json.dumps(meta.to_json(), indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def chunk_name(index: int) -> str:
+    return f"chunk-{index:05d}.npz"
+
+
+def write_chunk(directory: "str | os.PathLike[str]", index: int,
+                games: Sequence[GameRecord]) -> dict[str, Any]:
+    """Write games (consecutive ids, in order) as chunk ``index``; returns its meta entry."""
+    arrays = {name: np.concatenate([g.positions[name] for g in games]).astype(dtype, copy=False)
+              for name, dtype in POSITION_FIELDS.items()}
+    arrays.update({name: np.array([g.game[name] for g in games], dtype=dtype)
+                   for name, dtype in GAME_FIELDS.items()})
+    name = chunk_name(index)
+    path = Path(directory) / name
+    tmp = path.with_name(name + ".tmp")
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    os.replace(tmp, path)
+    return {"file": name, "first_game": games[0].game_id, "games": len(games),
+            "positions": int(len(arrays["white"]))}
+
+
+def read_chunk(path: "str | os.PathLike[str]") -> dict[str, np.ndarray]:
+    """The arrays of one chunk, checked for names and types; DataError if it is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, KeyError) as exc:
+        raise DataError(f"{path}: not a readable chunk ({exc})") from None
+    for fields in (POSITION_FIELDS, GAME_FIELDS):
+        for name, dtype in fields.items():
+            if name not in arrays:
+                raise DataError(f"{path}: the array {name!r} is missing")
+            if arrays[name].dtype != np.dtype(dtype):
+                raise DataError(f"{path}: {name} is {arrays[name].dtype}, not {np.dtype(dtype)}")
+    n = len(arrays["white"])
+    if any(len(arrays[name]) != n for name in POSITION_FIELDS):
+        raise DataError(f"{path}: the position arrays differ in length")
+    return arrays
+
+
+def read_games(directory: "str | os.PathLike[str]",
+               fields: Iterable[str] | None = None) -> tuple[Meta, dict[str, np.ndarray]]:
+    """All chunks of a directory, concatenated in game-id order (``fields``: only these)."""
+    meta = read_meta(directory)
+    if meta is None:
+        raise DataError(f"{directory}: no {META} (not a damka selfplay directory)")
+    names = list(POSITION_FIELDS) + list(GAME_FIELDS) if fields is None else list(fields)
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for entry in meta.chunks:
+        arrays = read_chunk(Path(directory) / entry["file"])
+        for name in names:
+            parts[name].append(arrays[name])
+    dtypes = {**POSITION_FIELDS, **GAME_FIELDS}
+    return meta, {name: np.concatenate(p) if p else np.zeros(0, dtypes[name])
+                  for name, p in parts.items()}

@@ -1,0 +1,149 @@
+"""One self-play game: the same engine plays both sides at a fixed budget per move.
+
+Each position in which the engine chooses a move is recorded with its search score, whether
+it is quiet, and (when the game is over) the game's result from the side to move. The engine's
+hash table, killers and history are cleared before every game, so a game depends only on
+the settings and its id: the same seed gives the same games on any number of workers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from engine import _core
+from engine.board import Board
+from engine.game import Game, Termination
+from engine.position import Position
+from engine.search import Engine, Limits
+from engine.variants import Variant, get_variant
+
+from .data import ENDINGS, SCORE_CLIP, GameRecord
+from .openers import game_rng, opening_board
+
+__all__ = ["SelfPlaySettings", "make_engine", "play_game"]
+
+
+@dataclass(frozen=True)
+class SelfPlaySettings:
+    """Everything a game depends on (and the hash size, which does not change the games'
+    meaning but does change their moves, so it is kept too)."""
+
+    variant: str  #: a name get_variant reads back (``russian-nocapture`` for the house rule)
+    nodes: int | None
+    depth: int | None
+    random_plies: int
+    seed: int
+    max_plies: int
+    hash_mb: int
+    weights: str | None  #: a weights file, or None for the engine's own
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(depth=self.depth, nodes=self.nodes)
+
+    @property
+    def rules(self) -> Variant:
+        return get_variant(self.variant)
+
+
+def make_engine(settings: SelfPlaySettings) -> Engine:
+    """The engine of one worker, with the weights file when one is given."""
+    if settings.weights is None:
+        return Engine(settings.rules, hash_mb=settings.hash_mb)
+    if "weights" not in inspect.signature(Engine).parameters:
+        raise ValueError("this damka's engine takes no weights file (no learned evaluation)")
+    return Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.weights)
+
+
+def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
+              openings: Sequence = ()) -> GameRecord:
+    """Play game ``game_id`` to its end and return its record.
+
+    ``openings`` (``Opening`` values of the match runner's loader) are used in turn: game i
+    starts from opening ``i % len(openings)``; without them from the rule set's start.
+    """
+    variant = settings.rules
+    engine.clear()
+    rng = game_rng(settings.seed, game_id)
+    if openings:
+        opening = openings[game_id % len(openings)]
+        start, moves = opening.start, opening.moves
+    else:
+        start, moves = Board(variant).position, ()
+    game = Game.from_board(opening_board(variant, start, moves, settings.random_plies, rng,
+                                         engine))
+    rows: list[tuple] = []
+    limits = settings.limits
+    recent = _recent(game)
+    while (outcome := game.outcome()) is None and game.ply < settings.max_plies:
+        board = game.board
+        p = board.position
+        quiet = not _has_capture(variant, p)
+        opponent_capture = _has_capture(variant, p._replace(white_to_move=not p.white_to_move))
+        found = engine.search(recent, limits, counters=game.counters)
+        score = max(-SCORE_CLIP, min(SCORE_CLIP, found.score))
+        rows.append((p.white, p.black, p.kings, p.white_to_move, score, quiet,
+                     opponent_capture, game.ply))
+        move = game.push(found.best_move)
+        if game.counters.reversible:
+            recent.push(move)
+        else:  # nothing before this position can come back
+            recent = Board(variant, game.board.position)
+    if outcome is None:
+        winner, end = None, ENDINGS.index("move limit")
+    else:
+        winner, end = outcome.winner, ENDINGS.index(Termination(outcome.termination).value)
+    return _record(game_id, rows, winner, end, game)
+
+
+def _has_capture(variant: Variant, position: Position) -> bool:
+    """Whether the side to move has a capture (the core's move tuples, no Move objects)."""
+    return any(core_move[2] for core_move in _core.generate(variant, position))
+
+
+def _recent(game: Game) -> Board:
+    """The game's board cut down to the plies a repetition can reach back to (the search
+    replays the whole move stack each time; the draw counters are passed beside it)."""
+    window = game.counters.reversible
+    board = Board(game.variant, game.positions[-1 - window])
+    for move in game.moves[game.ply - window:]:
+        board.push(move)
+    return board
+
+
+def _record(game_id: int, rows: list[tuple], winner: bool | None, end: int,
+            game: Game) -> GameRecord:
+    columns = list(zip(*rows)) if rows else [()] * 8
+    white, black, kings, to_move, score, quiet, opponent, ply = columns
+    to_move = np.array(to_move, dtype=np.bool_)
+    win = 0 if winner is None else (1 if winner else -1)
+    result = np.where(to_move, win, -win).astype(np.int8)
+    final = game.board.position
+    return GameRecord(
+        positions={
+            "white": np.array(white, dtype=np.uint64),
+            "black": np.array(black, dtype=np.uint64),
+            "kings": np.array(kings, dtype=np.uint64),
+            "white_to_move": to_move,
+            "result": result,
+            "score": np.array(score, dtype=np.int16),
+            "quiet": np.array(quiet, dtype=np.bool_),
+            "opponent_capture": np.array(opponent, dtype=np.bool_),
+            "game": np.full(len(rows), game_id, dtype=np.int64),
+            "ply": np.array(ply, dtype=np.int16),
+        },
+        game={
+            "game_id": game_id,
+            "game_winner": win,
+            "game_end": end,
+            "game_plies": game.ply,
+            "final_white": final.white,
+            "final_black": final.black,
+            "final_kings": final.kings,
+            "final_white_to_move": final.white_to_move,
+        },
+    )

@@ -1,0 +1,126 @@
+"""The fit behind ``damka tune``: logistic regression of game results on sparse features.
+
+With ``X`` the design (scipy.sparse CSR, one row per position, one column per weight), ``w``
+the weights (hundredths of a man), ``K`` the scale and ``t`` the target in [0, 1], the fit
+minimises the mean cross-entropy of ``t`` against ``sigmoid(X w / K)`` plus
+``l2 * sum((w / 100) ** 2)`` (the penalty counts weights in men) by full-batch L-BFGS
+(scipy.optimize), and keeps the weights of the iteration with the lowest validation loss:
+it stops when that loss has not improved for ``patience`` iterations. Only sparse products
+``X @ w`` and ``X.T @ r`` are formed; no dense matrix of the features ever exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy import optimize, sparse
+from scipy.special import expit
+
+__all__ = ["cross_entropy", "fit_k", "target", "Fit", "fit_weights"]
+
+#: one man, in the units of the weights (the L2 penalty counts weights in men)
+MAN = 100.0
+
+
+def cross_entropy(z: np.ndarray, t: np.ndarray) -> float:
+    """Mean cross-entropy of targets ``t`` against ``sigmoid(z)`` (stable for large |z|)."""
+    if len(z) == 0:
+        return float("nan")
+    return float(np.mean(np.logaddexp(0.0, z) - t * z))
+
+
+def fit_k(score: np.ndarray, result01: np.ndarray, low: float = 5.0, high: float = 5000.0
+          ) -> float:
+    """The scale K for which ``sigmoid(score / K)`` best predicts the results (cross-entropy).
+
+    ``score`` in hundredths of a man from the side to move, ``result01`` 1 win, 0.5 draw, 0 loss.
+    """
+    score = np.asarray(score, dtype=np.float64)
+    result01 = np.asarray(result01, dtype=np.float64)
+    if len(score) == 0:
+        raise ValueError("no positions to fit K on")
+    found = optimize.minimize_scalar(
+        lambda log_k: cross_entropy(score / np.exp(log_k), result01),
+        bounds=(np.log(low), np.log(high)), method="bounded", options={"xatol": 1e-4})
+    return float(np.exp(found.x))
+
+
+def target(result01: np.ndarray, score: np.ndarray, k: float, mix: float) -> np.ndarray:
+    """``(1 - mix) * result01 + mix * sigmoid(score / K)``: the result mixed with the search."""
+    return (1.0 - mix) * np.asarray(result01, np.float64) + mix * expit(
+        np.asarray(score, np.float64) / k)
+
+
+@dataclass
+class Fit:
+    """The outcome of fit_weights: the best weights and the losses of every iteration."""
+
+    weights: np.ndarray
+    best_iteration: int  #: 0 is the initial weights
+    train_loss: list[float] = field(default_factory=list)  #: per iteration, 0 the start
+    validation_loss: list[float] = field(default_factory=list)
+    stopped_early: bool = False
+
+
+Report = Callable[[int, float, float], None]  # (iteration, train loss, validation loss)
+
+
+class _Stop(Exception):
+    """Raised from the L-BFGS callback when the validation loss stopped improving."""
+
+
+def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.csr_matrix,
+                t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
+                patience: int = 10, init: np.ndarray | None = None,
+                report: Report | None = None) -> Fit:
+    """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
+
+    Without validation rows the last iteration's weights are kept.
+    """
+    n, n_params = x_train.shape
+    if n == 0:
+        raise ValueError("no training positions")
+    x_train = sparse.csr_matrix(x_train, dtype=np.float64)
+    x_val = sparse.csr_matrix(x_val, dtype=np.float64)
+    x_train_t = x_train.T.tocsr()  # the gradient's product, row-major for speed
+    t_train = np.asarray(t_train, np.float64)
+    t_val = np.asarray(t_val, np.float64)
+    penalty = l2 / (MAN * MAN)
+    w0 = np.zeros(n_params) if init is None else np.asarray(init, np.float64).copy()
+
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x_train @ w / k
+        loss = cross_entropy(z, t_train) + penalty * float(w @ w)
+        grad = x_train_t @ (expit(z) - t_train) / (n * k) + 2.0 * penalty * w
+        return loss, grad
+
+    fit = Fit(w0.copy(), 0)
+    validate = x_val.shape[0] > 0
+    best = np.inf
+
+    def record(w: np.ndarray) -> None:
+        nonlocal best
+        iteration = len(fit.train_loss)
+        train = cross_entropy(x_train @ w / k, t_train)
+        val = cross_entropy(x_val @ w / k, t_val) if validate else float("nan")
+        fit.train_loss.append(train)
+        fit.validation_loss.append(val)
+        if report is not None:
+            report(iteration, train, val)
+        if not validate or val < best:
+            best, fit.best_iteration = (val if validate else best), iteration
+            fit.weights = w.copy()
+        elif iteration - fit.best_iteration >= patience:
+            fit.stopped_early = True
+            raise _Stop
+
+    record(w0)
+    try:
+        optimize.minimize(objective, w0, jac=True, method="L-BFGS-B", callback=record,
+                          options={"maxiter": iterations, "maxcor": 20, "ftol": 1e-15,
+                                   "gtol": 1e-12})
+    except _Stop:
+        pass
+    return fit

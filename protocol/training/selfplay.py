@@ -1,0 +1,188 @@
+"""``damka selfplay``: play games on every core and write them as training data (see data.py).
+
+Games are handed out by id to worker processes (one engine each) and come back in any order;
+the coordinator alone writes, and only whole runs of consecutive games, so the chunks are in
+game-id order and ``meta.json``'s ``games_done`` says where a rerun goes on. A rerun with the
+same ``--out`` continues after the last game written; one with other settings is refused.
+Ctrl-C stops the workers and keeps every finished game that follows the written ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import signal
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from .data import DataError, GameRecord, Meta, read_meta, write_chunk, write_meta
+from .games import SelfPlaySettings, make_engine, play_game
+
+__all__ = ["Summary", "run_selfplay", "settings_record", "prepare_directory"]
+
+#: a chunk is written once this many positions are waiting (or FLUSH_SECONDS have passed)
+CHUNK_POSITIONS = 100_000
+FLUSH_SECONDS = 60.0
+
+Progress = Callable[[int, int], None]  # (games finished in this run, positions) after each game
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What one run did."""
+
+    games: int  #: games written by this run
+    positions: int
+    seconds: float
+    games_done: int  #: games in the directory now
+    interrupted: bool
+
+    @property
+    def positions_per_second(self) -> float:
+        return self.positions / self.seconds if self.seconds > 0 else 0.0
+
+
+def file_digest(path: "str | os.PathLike[str]") -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def settings_record(settings: SelfPlaySettings, openings_file: str | None,
+                    weights: dict[str, Any]) -> dict[str, Any]:
+    """The settings as meta.json keeps them: what a resumed run must match."""
+    record = asdict(settings)
+    del record["variant"], record["weights"]
+    record["openings"] = None if openings_file is None else {
+        "file": str(openings_file), "sha256": file_digest(openings_file)}
+    record["weights"] = weights
+    return record
+
+
+def prepare_directory(out: "str | os.PathLike[str]", variant: str,
+                      settings: dict[str, Any]) -> Meta:
+    """The directory's meta: a new one, or the existing one when its settings match."""
+    directory = Path(out)
+    if directory.exists() and not directory.is_dir():
+        raise DataError(f"{out} exists and is not a directory")
+    meta = read_meta(directory) if directory.exists() else None
+    if meta is None:
+        if directory.exists() and any(directory.glob("chunk-*.npz")):
+            raise DataError(f"{out}: chunks without meta.json; use an empty directory")
+        directory.mkdir(parents=True, exist_ok=True)
+        meta = Meta(variant, settings)
+        write_meta(directory, meta)
+        return meta
+    if meta.variant != variant:
+        raise DataError(f"{out} holds {meta.variant} games, not {variant}: use another --out")
+    differ = [key for key in sorted(set(settings) | set(meta.settings))
+              if _comparable(settings.get(key)) != _comparable(meta.settings.get(key))]
+    if differ:
+        details = ", ".join(f"{key}: {meta.settings.get(key)!r} there, {settings.get(key)!r} now"
+                            for key in differ)
+        raise DataError(f"{out} was written with other settings ({details}); "
+                        "resume with the same settings or use another --out")
+    return meta
+
+
+def _comparable(value: Any) -> Any:
+    """Openings are compared by content, not by the path they were given as."""
+    if isinstance(value, dict) and "sha256" in value:
+        return value["sha256"]
+    return value
+
+
+class _Writer:
+    """Collects finished games, writes consecutive runs of them as chunks, keeps meta.json."""
+
+    def __init__(self, directory: Path, meta: Meta):
+        self.directory = directory
+        self.meta = meta
+        self.waiting: dict[int, GameRecord] = {}
+        self.ready: list[GameRecord] = []
+        self.ready_positions = 0
+        self.last_flush = time.monotonic()
+
+    def add(self, record: GameRecord) -> None:
+        self.waiting[record.game_id] = record
+        next_id = self.meta.games_done + len(self.ready)
+        while next_id in self.waiting:
+            game = self.waiting.pop(next_id)
+            self.ready.append(game)
+            self.ready_positions += len(game)
+            next_id += 1
+        if self.ready_positions >= CHUNK_POSITIONS or (
+                self.ready and time.monotonic() - self.last_flush >= FLUSH_SECONDS):
+            self.flush()
+
+    def flush(self) -> None:
+        if self.ready:
+            entry = write_chunk(self.directory, len(self.meta.chunks), self.ready)
+            self.meta.chunks.append(entry)
+            self.meta.games_done += entry["games"]
+            self.meta.positions += entry["positions"]
+            write_meta(self.directory, self.meta)
+        self.ready, self.ready_positions = [], 0
+        self.last_flush = time.monotonic()
+
+
+def run_selfplay(settings: SelfPlaySettings, out: "str | os.PathLike[str]", games: int,
+                 workers: int, meta: Meta, openings: Sequence = (),
+                 progress: Progress | None = None) -> Summary:
+    """Play games ``meta.games_done .. games-1`` with ``workers`` processes into ``out``."""
+    writer = _Writer(Path(out), meta)
+    first, before = meta.games_done, meta.positions
+    ids = range(first, games)
+    played = positions = 0
+    started = time.perf_counter()
+    interrupted = False
+    results = _in_process(settings, ids, openings) if workers <= 1 \
+        else _in_pool(settings, ids, openings, workers)
+    try:
+        for record in results:
+            writer.add(record)
+            played += 1
+            positions += len(record)
+            if progress is not None:
+                progress(played, positions)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        results.close()  # stops the workers
+        writer.flush()
+    written = writer.meta.games_done - first
+    return Summary(written, writer.meta.positions - before, time.perf_counter() - started,
+                   writer.meta.games_done, interrupted)
+
+
+def _in_process(settings: SelfPlaySettings, ids: range, openings: Sequence
+                ) -> Iterator[GameRecord]:
+    engine = make_engine(settings)
+    for game_id in ids:
+        yield play_game(settings, engine, game_id, openings)
+
+
+_worker: tuple | None = None  # (settings, engine, openings) of a worker process
+
+
+def _start_worker(settings: SelfPlaySettings, openings: Sequence) -> None:
+    global _worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
+    _worker = (settings, make_engine(settings), openings)
+
+
+def _play(game_id: int) -> GameRecord:
+    settings, engine, openings = _worker
+    return play_game(settings, engine, game_id, openings)
+
+
+def _in_pool(settings: SelfPlaySettings, ids: range, openings: Sequence, workers: int
+             ) -> Iterator[GameRecord]:
+    pool = multiprocessing.get_context().Pool(workers, _start_worker, (settings, openings))
+    try:
+        yield from pool.imap_unordered(_play, ids)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()

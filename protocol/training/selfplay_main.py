@@ -1,0 +1,74 @@
+"""``damka selfplay`` from parsed arguments: settings, openings, progress bar and summary."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from engine.variants import Variant
+
+from .cli import DEFAULT_NODES, DEFAULT_RANDOM_PLIES, variant_label
+from .data import DataError
+from .features import weights_info
+from .games import SelfPlaySettings
+from .selfplay import prepare_directory, run_selfplay, settings_record
+
+__all__ = ["main", "load_openings"]
+
+
+def load_openings(path: str, variant: Variant) -> list:
+    """The match runner's openings loader (wherever this tree keeps it)."""
+    try:
+        from protocol.match.openings import read_openings
+    except ImportError:  # the tree before the match runner moved into protocol/
+        from engine.openings import read_openings
+    try:
+        return read_openings(path, variant)
+    except OSError as exc:
+        raise DataError(f"{path}: {exc.strerror or exc}") from None
+
+
+def main(args: argparse.Namespace, variant: Variant) -> int:
+    openings = load_openings(args.openings, variant) if args.openings else []
+    random_plies = args.random_plies
+    if random_plies is None:
+        random_plies = 0 if openings else DEFAULT_RANDOM_PLIES
+    nodes = args.nodes if args.nodes is not None or args.depth else DEFAULT_NODES
+    settings = SelfPlaySettings(variant_label(variant), nodes, args.depth, random_plies,
+                                args.seed, args.max_plies, args.hash, args.weights)
+    record = settings_record(settings, args.openings, weights_info(variant, args.weights))
+    try:
+        meta = prepare_directory(args.out, settings.variant, record)
+    except OSError as exc:
+        raise DataError(f"{args.out}: {exc.strerror or exc}") from None
+    workers = args.workers or os.cpu_count() or 1
+    if meta.games_done >= args.games:
+        print(f"selfplay: {args.out} already holds {meta.games_done} games")
+        return 0
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=args.games, initial=meta.games_done, unit="game", file=sys.stderr,
+               desc=f"selfplay {settings.variant}", disable=args.quiet, dynamic_ncols=True)
+    started = time.perf_counter()
+
+    def progress(games: int, positions: int) -> None:
+        rate = positions / max(time.perf_counter() - started, 1e-9)
+        bar.set_postfix_str(f"{positions} positions, {rate:.0f} pos/s", refresh=False)
+        bar.update(1)
+
+    try:
+        summary = run_selfplay(settings, args.out, args.games,
+                               min(workers, args.games - meta.games_done), meta, openings,
+                               progress)
+    finally:
+        bar.close()
+    print(f"selfplay: {summary.games} games, {summary.positions} positions in "
+          f"{summary.seconds:.1f} s ({summary.positions_per_second:.0f} positions/s, "
+          f"{workers} workers); {args.out} holds {summary.games_done} games")
+    if summary.interrupted:
+        print("selfplay: interrupted; rerun the same command to go on", file=sys.stderr)
+        return 130
+    return 0
