@@ -99,9 +99,11 @@ def add_selfplay(subparsers) -> None:
 
 
 def _run_selfplay(args: argparse.Namespace) -> int:
+    variant = _variant(args, "international")
+    _need_train_extra("selfplay")
     from .selfplay_main import main
 
-    return main(args, _variant(args, "international"))
+    return main(args, variant)
 
 
 # -- tune --------------------------------------------------------------------------------
@@ -143,7 +145,19 @@ def add_tune(subparsers) -> None:
 
 
 def _run_tune(args: argparse.Namespace) -> int:
+    variant = _variant(args, None)
+    _need_train_extra("tune")
     from .tune_main import main
 
-    return main(args, _variant(args, None))
+    return main(args, variant)
+
+
+def _need_train_extra(command: str) -> None:
+    """numpy, scipy and tqdm come with the ``train`` extra: say so instead of a traceback."""
+    for module in ("numpy", "scipy", "tqdm"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise ValueError(f"damka {command} needs {module}: pip install 'damka[train]'"
+                             ) from None
 
