@@ -1,0 +1,88 @@
+"""The positions ``damka tune`` fits: read from one or more self-play directories, checked to
+be of one rule set, filtered to quiet positions, and split into training and validation by
+game (every position of a game on the same side of the split)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from engine.variants import Variant, get_variant
+
+from .cli import variant_label
+from .data import DataError, read_games
+
+__all__ = ["Positions", "load_positions", "split_by_game"]
+
+_FIELDS = ("white", "black", "kings", "white_to_move", "result", "score", "quiet",
+           "opponent_capture", "game")
+#: game ids of different directories are kept apart by this offset
+_DIRECTORY_STRIDE = 1 << 40
+
+
+@dataclass
+class Positions:
+    """Parallel arrays of the positions to fit, and which game each comes from."""
+
+    variant: Variant
+    label: str  #: the rule set as the data names it
+    white: np.ndarray
+    black: np.ndarray
+    kings: np.ndarray
+    white_to_move: np.ndarray
+    result: np.ndarray  #: +1 / 0 / -1 from the side to move
+    score: np.ndarray  #: search score from the side to move, hundredths of a man
+    game: np.ndarray  #: a key unique over all directories
+    games: int  #: games read (before filtering)
+
+    def __len__(self) -> int:
+        return len(self.white)
+
+    @property
+    def result01(self) -> np.ndarray:
+        """The result as 1 win, 0.5 draw, 0 loss."""
+        return (self.result.astype(np.float64) + 1.0) / 2.0
+
+    def take(self, mask: np.ndarray) -> "Positions":
+        arrays = {name: getattr(self, name)[mask] for name in
+                  ("white", "black", "kings", "white_to_move", "result", "score", "game")}
+        return Positions(self.variant, self.label, games=self.games, **arrays)
+
+
+def load_positions(directories: Sequence[str], variant: Variant | None,
+                   quiet_only: bool = True) -> Positions:
+    """Every position of the directories (only those without a capture for either side when
+    ``quiet_only``); DataError when a directory holds another rule set than ``variant`` (or
+    than the first directory, without ``variant``) or is not self-play data."""
+    label = None if variant is None else variant_label(variant)
+    parts: list[dict[str, np.ndarray]] = []
+    games = 0
+    for number, directory in enumerate(directories):
+        meta, arrays = read_games(directory, _FIELDS + ("game_id",))
+        if label is None:
+            label = meta.variant
+        if get_variant(meta.variant) != get_variant(label):
+            raise DataError(f"{directory} holds {meta.variant} games, not {label}")
+        games += len(arrays["game_id"])
+        keep = arrays["quiet"] & ~arrays["opponent_capture"] if quiet_only else slice(None)
+        part = {name: arrays[name][keep] for name in _FIELDS if name not in
+                ("quiet", "opponent_capture")}
+        part["game"] = part["game"] + number * _DIRECTORY_STRIDE
+        parts.append(part)
+    if label is None:
+        raise DataError("no data directory given")
+    joined = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    return Positions(get_variant(label), label, games=games, **joined)
+
+
+def split_by_game(game: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """A mask of the validation positions: ``fraction`` of the games, drawn with ``seed``
+    (at least one game when the fraction is positive and there are two games or more)."""
+    ids = np.unique(game)
+    count = int(round(fraction * len(ids)))
+    if fraction > 0 and len(ids) >= 2:
+        count = min(max(count, 1), len(ids) - 1)
+    chosen = np.random.default_rng(seed).permutation(ids)[:count]
+    return np.isin(game, chosen)

@@ -1,0 +1,228 @@
+"""``damka selfplay``: the same seed writes the same games on any number of workers and across
+a resumed or interrupted run, every stored position follows the previous one by a legal move,
+and every label is the true result of its game (replayed with engine.game's draw rules)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import Board, get_variant
+from engine.game import Game
+from engine.position import Position
+from protocol.cli import main
+from protocol.training import selfplay
+from protocol.training.data import ENDINGS, read_games
+
+REPO = Path(__file__).resolve().parents[1]
+#: a tiny budget: a few hundred nodes a move, short games
+TINY = ["--nodes", "150", "--max-plies", "250", "--quiet"]
+#: openings for the replay test (international, moves from the start position)
+OPENINGS = ["32-28 19-23", "33-29 17-22", "34-30 20-25", "31-27 16-21"]
+
+
+def selfplay_run(out: Path, games: int, workers: int, *extra: str) -> int:
+    return main(["selfplay", "--out", str(out), "--games", str(games), "--workers",
+                 str(workers), "--seed", "7", *TINY, *extra])
+
+
+def arrays(out: Path) -> dict[str, np.ndarray]:
+    return read_games(out)[1]
+
+
+def assert_same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        assert np.array_equal(a[name], b[name]), name
+
+
+def games_of(data: dict[str, np.ndarray]):
+    """(game row, its position rows) for every game."""
+    for g, game_id in enumerate(data["game_id"]):
+        yield g, np.flatnonzero(data["game"] == game_id)
+
+
+def position(data, i: int, prefix: str = "") -> Position:
+    return Position(int(data[prefix + "white"][i]), int(data[prefix + "black"][i]),
+                    int(data[prefix + "kings"][i]), bool(data[prefix + "white_to_move"][i]))
+
+
+def move_to(board: Board, target: Position):
+    """The legal move of the board that leads to ``target``; fails the test when none does."""
+    for move in board.legal_moves:
+        board.push(move)
+        reached = board.position
+        board.pop()
+        if reached == target:
+            return move
+    raise AssertionError(f"{board.fen()} has no legal move to the next stored position")
+
+
+def check_labels(data, g: int, rows: np.ndarray) -> None:
+    winner = int(data["game_winner"][g])
+    to_move = data["white_to_move"][rows]
+    assert np.array_equal(data["result"][rows], np.where(to_move, winner, -winner))
+
+
+@pytest.fixture(scope="module")
+def one_worker(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("one") / "data"
+    assert selfplay_run(out, 6, 1) == 0
+    return out
+
+
+def test_same_games_on_one_and_two_workers(one_worker, tmp_path):
+    assert selfplay_run(tmp_path / "two", 6, 2) == 0
+    first, second = arrays(one_worker), arrays(tmp_path / "two")
+    assert_same(first, second)
+    assert list(first["game_id"]) == list(range(6))
+    assert len(first["white"]) > 6 * 10
+    # the seed varies the openings: the games are not all the same game
+    starts = {position(first, rows[0]) for _, rows in games_of(first)}
+    assert len(starts) == 6
+    # and they end in more than one way (so that the label checks below check something)
+    assert set(first["game_winner"]) >= {0, -1} or set(first["game_winner"]) >= {0, 1}
+
+
+def test_other_seed_other_games(one_worker, tmp_path):
+    out = tmp_path / "seed8"
+    assert main(["selfplay", "--out", str(out), "--games", "6", "--workers", "1", "--seed",
+                 "8", *TINY]) == 0
+    assert not np.array_equal(arrays(out)["white"][:50], arrays(one_worker)["white"][:50])
+
+
+def test_resume_goes_on_where_it_stopped(one_worker, tmp_path):
+    out = tmp_path / "resumed"
+    assert selfplay_run(out, 2, 1) == 0
+    assert json.loads((out / "meta.json").read_text())["games_done"] == 2
+    assert selfplay_run(out, 6, 2) == 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["games_done"] == 6 and len(meta["chunks"]) == 2
+    assert_same(arrays(out), arrays(one_worker))
+
+
+def test_interrupted_run_keeps_finished_games(one_worker, tmp_path, monkeypatch):
+    real = selfplay.play_game
+
+    def stop_at_game_three(settings, engine, game_id, openings=()):
+        if game_id == 3:
+            raise KeyboardInterrupt
+        return real(settings, engine, game_id, openings)
+
+    out = tmp_path / "stopped"
+    monkeypatch.setattr(selfplay, "play_game", stop_at_game_three)
+    assert selfplay_run(out, 6, 1) == 130
+    assert json.loads((out / "meta.json").read_text())["games_done"] == 3
+    monkeypatch.setattr(selfplay, "play_game", real)
+    assert selfplay_run(out, 6, 1) == 0
+    assert_same(arrays(out), arrays(one_worker))
+
+
+def test_resume_refuses_other_settings(one_worker, capsys):
+    assert main(["selfplay", "--out", str(one_worker), "--games", "8", "--workers", "1",
+                 "--seed", "7", "--nodes", "151", "--max-plies", "250", "--quiet"]) == 2
+    assert "other settings" in capsys.readouterr().err
+    assert main(["selfplay", "--out", str(one_worker), "--games", "8", "--variant", "russian",
+                 "--seed", "7", *TINY]) == 2
+    assert "international" in capsys.readouterr().err
+    assert json.loads((one_worker / "meta.json").read_text())["games_done"] == 6
+
+
+def test_positions_follow_by_legal_moves(one_worker):
+    data = arrays(one_worker)
+    variant = get_variant("international")
+    for g, rows in games_of(data):
+        assert np.array_equal(data["ply"][rows], data["ply"][rows[0]] + np.arange(len(rows)))
+        board = Board(variant, position(data, rows[0]))
+        for i in list(rows[1:]):
+            board.push(move_to(board, position(data, i)))
+        board.push(move_to(board, position(data, g, "final_")))
+        check_labels(data, g, rows)
+        ending = ENDINGS[data["game_end"][g]]
+        if ending in ("no legal move", "no pieces"):
+            assert not board.legal_moves
+            assert data["game_winner"][g] == (-1 if board.white_to_move else 1)
+        # the quiet flags say what the legal moves say
+        for i in rows[:20]:
+            here = Board(variant, position(data, i))
+            assert data["quiet"][i] == (not any(m.captured for m in here.legal_moves))
+
+
+def test_labels_are_the_true_results(tmp_path):
+    """Openings from a file and no random plies: every game replays from the start position,
+    so engine.game's own draw rules decide each result."""
+    book = tmp_path / "openings.txt"
+    book.write_text("\n".join(OPENINGS) + "\n")
+    out = tmp_path / "book"
+    assert main(["selfplay", "--out", str(out), "--games", "4", "--workers", "2",
+                 "--openings", str(book), "--nodes", "150", "--max-plies", "250",
+                 "--quiet"]) == 0
+    data = arrays(out)
+    variant = get_variant("international")
+    for g, rows in games_of(data):
+        game = Game(variant)
+        for text in OPENINGS[g].split():
+            game.push(text)
+        assert game.board.position == position(data, rows[0])
+        for i in list(rows[1:]):
+            game.push(move_to(game.board, position(data, i)))
+        game.push(move_to(game.board, position(data, g, "final_")))
+        assert data["game_plies"][g] == game.ply
+        outcome = game.outcome()
+        if ENDINGS[data["game_end"][g]] == "move limit":
+            assert outcome is None and game.ply == 250
+            assert data["game_winner"][g] == 0
+        else:
+            assert outcome is not None and outcome.termination.value == \
+                ENDINGS[data["game_end"][g]]
+            assert data["game_winner"][g] == {True: 1, None: 0, False: -1}[outcome.winner]
+        check_labels(data, g, rows)
+
+
+def test_house_rule_variant(tmp_path):
+    out = tmp_path / "nocapture"
+    assert main(["selfplay", "--out", str(out), "--games", "2", "--workers", "1",
+                 "--variant", "russian-nocapture", *TINY]) == 0
+    meta, data = read_games(out)
+    assert meta.variant == "russian-nocapture"
+    variant = get_variant("russian-nocapture")
+    rows = np.flatnonzero(data["game"] == 0)
+    board = Board(variant, position(data, rows[0]))
+    for i in rows[1:]:
+        board.push(move_to(board, position(data, i)))
+
+
+def damka(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "protocol", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_help_names_the_options():
+    run = damka("selfplay", "--help")
+    assert run.returncode == 0
+    for option in ("--out", "--games", "--nodes", "--depth", "--weights", "--random-plies",
+                   "--openings", "--workers", "--seed", "--max-plies", "--variant"):
+        assert option in run.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--games", "3"], "--out"),
+    (["--out", "x", "--games", "0"], "games must be at least 1"),
+    (["--out", "x", "--games", "3", "--workers", "two"], "workers must be a number"),
+    (["--out", "x", "--games", "3", "--variant", "chess"], "unknown variant"),
+    (["--out", "x", "--games", "3", "--no-forced-capture"], "8x8"),
+    (["--out", "x", "--games", "3", "--openings", "no/such/file"], "no/such/file"),
+])
+def test_bad_arguments_one_line_no_traceback(args, words, tmp_path):
+    run = damka("selfplay", *args, cwd=tmp_path)
+    assert run.returncode == 2
+    assert "Traceback" not in run.stderr
+    assert run.stderr.startswith("damka: error:") and words in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
