@@ -9,7 +9,7 @@ from the side to move's point of view; the search resolves pending captures befo
 from libc.stdint cimport uint64_t
 from libc.string cimport memset, strcmp
 
-from _fast.movegen cimport Rules, Pos, WHITE, BLACK
+from _fast.movegen cimport Rules, Pos, WHITE, BLACK, fill_cones
 
 cdef extern from *:
     """
@@ -32,7 +32,7 @@ cdef void init_eval(EvalParams* e, const char* name, const Rules* r) noexcept:
     """Fill the weights and masks for one rule set (name as in engine.variants)."""
     cdef int size = r.size
     cdef int half = size // 2
-    cdef int s, row, col, b, side, rr, c0, c1, k
+    cdef int s, row, col, b, rr
     cdef int flying = r.flying
     memset(e, 0, sizeof(EvalParams))
     e.size = size
@@ -73,23 +73,7 @@ cdef void init_eval(EvalParams* e, const char* name, const Rules* r) noexcept:
             e.right_wing |= (<uint64_t>1) << b
         if row + col == size - 1:
             e.long_diagonal |= (<uint64_t>1) << b
-    # the cone in front of a man: every square a defender could use to stop it
-    for s in range(size * half):
-        row = s // half
-        col = 2 * (s % half) + (1 if row % 2 == 0 else 0)
-        b = bit_of(size, s)
-        for side in range(2):
-            for k in range(1, size):
-                rr = row - k if side == WHITE else row + k
-                if rr < 0 or rr >= size:
-                    break
-                c0 = col - k - 1
-                c1 = col + k + 1
-                for s2 in range(size * half):
-                    if s2 // half == rr:
-                        col2 = 2 * (s2 % half) + (1 if rr % 2 == 0 else 0)
-                        if c0 <= col2 <= c1:
-                            e.cone[side][b] |= (<uint64_t>1) << bit_of(size, s2)
+    fill_cones(r, e.cone)
 
 
 cdef int side_score(const EvalParams* e, const Pos* p, int side) noexcept nogil:

@@ -68,6 +68,7 @@ cdef void make_move(const Pos* p, const Move* m, Pos* out) noexcept nogil
 cdef uint64_t perft_nodes(const Rules* r, const Pos* p, int depth) noexcept nogil
 cdef int count_quiet(const Rules* r, const Pos* p) noexcept nogil
 cdef int generate_captures(const Rules* r, const Pos* p, MoveList* out, PathList* paths) noexcept nogil
+cdef void fill_cones(const Rules* r, uint64_t cone[2][64]) noexcept nogil
 
 
 cdef class CoreRules:

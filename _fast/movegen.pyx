@@ -92,6 +92,28 @@ cdef void init_rules(Rules* r, int size, int men_back, int flying, int men_take_
                 r.nb[bit_of(size, s)][d] = <int8_t>bit_of(size, ns)
 
 
+cdef void fill_cones(const Rules* r, uint64_t cone[2][64]) noexcept nogil:
+    """The cone in front of a man, per side and bit: every square (any row ahead, at most one
+    column more aside than rows ahead) from which an opponent piece could stop its run."""
+    cdef int size = r.size
+    cdef int half = size // 2
+    cdef int s, s2, row, col, row2, col2, side, ahead, aside
+    for side in range(2):
+        for s in range(64):
+            cone[side][s] = 0
+    for s in range(r.nsq):
+        row = s // half
+        col = 2 * (s % half) + (1 if row % 2 == 0 else 0)
+        for s2 in range(r.nsq):
+            row2 = s2 // half
+            col2 = 2 * (s2 % half) + (1 if row2 % 2 == 0 else 0)
+            aside = col2 - col if col2 >= col else col - col2
+            for side in range(2):
+                ahead = row - row2 if side == WHITE else row2 - row
+                if ahead >= 1 and aside <= ahead + 1:
+                    cone[side][bit_of(size, s)] |= (<uint64_t>1) << bit_of(size, s2)
+
+
 # ---------------------------------------------------------------------------------------
 # Captures: a depth-first search per piece. Captured pieces stay on the board as blockers
 # until the move ends (the Turkish strike rule); the mover's origin counts as empty.

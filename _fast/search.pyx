@@ -19,6 +19,7 @@ from _fast.movegen cimport (
     generate, generate_captures, has_capture, count_quiet, make_move,
 )
 from _fast.evaluate cimport EvalParams, evaluate, init_eval
+from _fast.learned cimport LearnedEval, EvalCore, learned_evaluate
 
 cdef extern from *:
     """
@@ -78,6 +79,7 @@ ctypedef struct DrawConfig:
 ctypedef struct SearchState:
     Rules rules
     EvalParams eval
+    const LearnedEval* learned   # NULL: the hand-written evaluation
     DrawConfig draws
     TTEntry* tt
     uint64_t tt_mask           # number of 4-entry buckets - 1
@@ -302,6 +304,23 @@ cdef int is_draw(SearchState* s, int ply) noexcept nogil:
 # ---------------------------------------------------------------------------------------
 # Search
 
+cdef enum:
+    EVAL_LIMIT = 20000         # static scores stay far from the mate scores
+
+
+cdef inline int static_eval(SearchState* s, const Pos* p) noexcept nogil:
+    """The static evaluation in use (side to move's view)."""
+    cdef int v
+    if s.learned == NULL:
+        return evaluate(&s.eval, &s.rules, p)
+    v = learned_evaluate(s.learned, p)
+    if v > EVAL_LIMIT:
+        return EVAL_LIMIT
+    if v < -EVAL_LIMIT:
+        return -EVAL_LIMIT
+    return v
+
+
 cdef inline int poll(SearchState* s) noexcept nogil:
     s.nodes += 1
     if (s.nodes & POLL_MASK) == 0:
@@ -322,15 +341,15 @@ cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta) noe
     if ply > s.sel_depth:
         s.sel_depth = ply
     if ply >= MAX_PLY - 1:
-        return evaluate(&s.eval, &s.rules, p)
+        return static_eval(s, p)
     if not has_capture(&s.rules, p):
         if count_quiet(&s.rules, p) == 0:
             return -MATE + ply
-        return evaluate(&s.eval, &s.rules, p)
+        return static_eval(s, p)
     best = -INF
     if not s.rules.forced:
         # the house rule: the side to move may decline to capture
-        best = evaluate(&s.eval, &s.rules, p)
+        best = static_eval(s, p)
         if best >= beta:
             return best
         if best > alpha:
@@ -416,7 +435,7 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     if ply > 0 and is_draw(s, ply):
         return 0
     if ply >= MAX_PLY - 2:
-        return evaluate(&s.eval, &s.rules, p)
+        return static_eval(s, p)
     # mate distance pruning
     if alpha < -MATE + ply:
         alpha = -MATE + ply
@@ -525,6 +544,7 @@ cdef class Searcher:
     cdef MoveList root_moves
     cdef PathList root_paths
     cdef readonly int hash_mb
+    cdef object learned_core
 
     def __cinit__(self):
         self.s = <SearchState*>calloc(1, sizeof(SearchState))
@@ -548,6 +568,19 @@ cdef class Searcher:
         self.s.draws.endgame_three_plies = 2 * endgame_three
         self.s.draws.endgame_two_plies = 2 * endgame_two
         self.resize(hash_mb)
+
+    def set_evaluation(self, EvalCore learned=None):
+        """Use the learned evaluation of ``learned`` (weights loaded), or with None the
+        hand-written one. The EvalCore is shared read-only."""
+        if learned is None:
+            self.s.learned = NULL
+        else:
+            if not learned.has_weights:
+                raise ValueError("the learned evaluation has no weights")
+            if learned.size != self.core.size:
+                raise ValueError("the learned evaluation is for another board size")
+            self.s.learned = &learned.e
+        self.learned_core = learned
 
     def resize(self, int hash_mb):
         """Allocate the transposition table: the largest power of two of buckets that fits."""
@@ -682,7 +715,7 @@ cdef class Searcher:
 
     def evaluate(self):
         """Static evaluation of the root position, side to move's point of view."""
-        return evaluate(&self.s.eval, &self.s.rules, &self.root)
+        return static_eval(self.s, &self.root)
 
     def quiesce(self):
         """Quiescence score of the root position (captures resolved)."""

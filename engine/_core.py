@@ -7,21 +7,29 @@ pure-Python fallback: a missing extension fails loudly with the command that bui
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
-
-try:
-    from _fast import movegen as _movegen
-except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tree
-    raise ImportError(
-        "damka's compiled core (_fast.movegen) is not built or cannot be loaded "
-        f"({exc}). Build it from the source tree with `pip install -e .` "
-        "(or `python setup.py build_ext --inplace`)."
-    ) from exc
+from types import ModuleType
 
 from .position import Position
 from .variants import Variant
 
-__all__ = ["BACKEND", "core_rules", "generate", "perft", "divide"]
+__all__ = ["BACKEND", "compiled", "core_rules", "generate", "perft", "divide"]
+
+
+def compiled(name: str) -> ModuleType:
+    """The compiled core module ``_fast.<name>``, or an ImportError saying how to build it."""
+    try:
+        return importlib.import_module(f"_fast.{name}")
+    except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tree
+        raise ImportError(
+            f"damka's compiled core (_fast.{name}) is not built or cannot be loaded "
+            f"({exc}). Build it from the source tree with `pip install -e .` "
+            "(or `python setup.py build_ext --inplace`)."
+        ) from exc
+
+
+_movegen = compiled("movegen")
 
 #: which implementation runs, e.g. "cython"; shown by ``damka --version``
 BACKEND: str = str(getattr(_movegen, "BACKEND", "unknown"))

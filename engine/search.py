@@ -11,6 +11,7 @@ polls at every node, so ``search`` returns the best move found so far within mil
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -19,19 +20,16 @@ from typing import Callable, Sequence
 from . import _core
 from .board import Board
 from .draws import DrawCounters, game_history
+from .evaluation import DEFAULT_EVALUATION, EVALUATIONS, eval_core
 from .fen import parse_fen
 from .levels import Level, choose, get_level, line_material
 from .move import Move
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
 from .variants import Variant, get_variant
 
-try:
-    from _fast.search import INFINITY, MATE_SCORE, MATE_THRESHOLD, Searcher
-except ImportError as exc:  # pragma: no cover - exercised only on an unbuilt tree
-    raise ImportError(
-        f"damka's compiled search core (_fast.search) is not built or cannot be loaded ({exc}). "
-        "Build it with `pip install -e .` (or `python setup.py build_ext --inplace`)."
-    ) from exc
+_search = _core.compiled("search")
+INFINITY, MATE_SCORE, MATE_THRESHOLD = _search.INFINITY, _search.MATE_SCORE, _search.MATE_THRESHOLD
+Searcher = _search.Searcher
 
 __all__ = [
     "Engine",
@@ -160,8 +158,11 @@ class Engine:
     """A search engine for one rule set. Reuse it over a game: it keeps its hash table.
 
     ``level`` is "easy", "medium", "hard" or "full"/None; ``seed`` makes a weaker level's
-    choice among near-best moves reproducible. One search runs at a time; ``stop`` and
-    ``ponderhit`` may be called from any thread.
+    choice among near-best moves reproducible. ``evaluation`` is "learned" (weights from
+    ``weights``: a ``.dkw`` file, by default the one shipped for the rule set) or "classic"
+    (the hand-written evaluation); None means ``engine.evaluation.DEFAULT_EVALUATION``. A
+    weights file that does not fit raises ``engine.evaluation.WeightsError``. One search runs
+    at a time; ``stop`` and ``ponderhit`` may be called from any thread.
     """
 
     def __init__(
@@ -171,8 +172,19 @@ class Engine:
         level: "str | Level | None" = None,
         seed: int = 0,
         time_settings: TimeSettings | None = None,
+        weights: "str | os.PathLike | None" = None,
+        evaluation: str | None = None,
     ):
         self.variant: Variant = get_variant(variant)
+        if evaluation is None:
+            evaluation = "learned" if weights is not None else DEFAULT_EVALUATION
+        if evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, "
+                             f"not {evaluation!r}")
+        if evaluation == "classic" and weights is not None:
+            raise ValueError("the classic evaluation takes no weights")
+        self.evaluation: str = evaluation
+        learned = eval_core(self.variant, weights) if evaluation == "learned" else None
         if hash_mb < 1:
             raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
         draws = self.variant.draws
@@ -185,6 +197,7 @@ class Engine:
             draws.endgame_three or 0,
             draws.endgame_two or 0,
         )
+        self._searcher.set_evaluation(learned)
         self.level: Level = get_level(level)
         self.seed = seed
         self.time_settings = time_settings or TimeSettings()

@@ -13,8 +13,9 @@ import random
 
 import pytest
 
+from random_positions import random_games, random_setups
+
 from engine import _core, reference
-from engine.fen import parse_fen
 from engine.position import Position
 from engine.squares import row_col
 from engine.variants import VARIANTS, get_variant
@@ -25,46 +26,6 @@ POSITIONS_PER_VARIANT = 2000
 def _key(move) -> tuple[int, int, int, bool]:
     origin, destination, captured, _path, promotes = move
     return origin, destination, captured, bool(promotes)
-
-
-def _random_games(variant, rng: random.Random, count: int) -> list[Position]:
-    """Positions met in random games from the start position."""
-    start = parse_fen(variant, variant.start_fen)
-    out: list[Position] = []
-    while len(out) < count:
-        position = start
-        for _ply in range(rng.randrange(60, 220)):
-            moves = _core.generate(variant, position)
-            if not moves:
-                break
-            out.append(position)
-            captures = [m for m in moves if m[2]]
-            pool = captures if captures and rng.random() < 0.5 else moves
-            move = rng.choice(pool)
-            position = reference.play(variant, position, reference.RefMove(*move))
-    return out[:count]
-
-
-def _random_setups(variant, rng: random.Random, count: int) -> list[Position]:
-    """Random placements: a few to many pieces each, many of them kings."""
-    n = variant.squares
-    out: list[Position] = []
-    while len(out) < count:
-        squares = rng.sample(range(n), rng.randrange(2, min(n, 24)))
-        white = black = kings = 0
-        king_rate = rng.choice((0.0, 0.2, 0.5, 1.0))
-        for i, s in enumerate(squares):
-            is_white = i % 2 == 0
-            row = row_col(variant.size, s)[0]
-            on_crowning_row = row == (0 if is_white else variant.size - 1)
-            if on_crowning_row or rng.random() < king_rate:
-                kings |= 1 << s
-            if is_white:
-                white |= 1 << s
-            else:
-                black |= 1 << s
-        out.append(Position(white, black, kings, rng.random() < 0.5))
-    return out
 
 
 def _compare(variant, positions) -> dict[str, int]:
@@ -110,10 +71,10 @@ VARIANT_CASES = [v for v in VARIANTS] + [v.with_forced_capture(False) for v in V
 
 
 @pytest.mark.parametrize("variant", VARIANT_CASES, ids=str)
-def test_fast_core_agrees_with_reference_in_random_games(variant):
+def test_fast_core_agrees_with_reference_inrandom_games(variant):
     rng = random.Random(f"games-{variant}")
     count = POSITIONS_PER_VARIANT if variant.forced_capture else POSITIONS_PER_VARIANT // 4
-    stats = _compare(variant, _random_games(variant, rng, count))
+    stats = _compare(variant, random_games(variant, rng, count))
     # the sample must really contain what the test claims to cover
     assert stats["kings"] > count // 20
     assert stats["captures"] > count // 10
@@ -121,10 +82,10 @@ def test_fast_core_agrees_with_reference_in_random_games(variant):
 
 
 @pytest.mark.parametrize("variant", VARIANT_CASES, ids=str)
-def test_fast_core_agrees_with_reference_on_random_setups(variant):
+def test_fast_core_agrees_with_reference_onrandom_setups(variant):
     rng = random.Random(f"setups-{variant}")
     count = POSITIONS_PER_VARIANT if variant.forced_capture else POSITIONS_PER_VARIANT // 4
-    stats = _compare(variant, _random_setups(variant, rng, count))
+    stats = _compare(variant, random_setups(variant, rng, count))
     assert stats["long_captures"] > 0
 
 

@@ -1,0 +1,135 @@
+"""The weights file (``.dkw``): one rule set's evaluation weights, checked before use.
+
+Layout (little-endian), 56 header bytes then the payload:
+
+====== ======== =====================================================================
+offset type     meaning
+====== ======== =====================================================================
+0      8 bytes  magic ``DAMKAEVW``
+8      uint16   format version (1)
+10     uint16   scale: weights are int16 in 1/scale hundredths of a man (16)
+12     16 bytes rule set name (ASCII, NUL-padded), e.g. ``international``
+28     16 bytes layout fingerprint (16 hex digits, see engine.evaluation.Layout)
+44     uint32   number of parameters
+48     uint32   payload length in bytes
+52     uint32   CRC-32 of the uncompressed parameters
+56     payload  zlib-compressed int16 parameters, in the layout's order
+====== ======== =====================================================================
+
+Anything that does not fit - a missing, truncated or corrupt file, another rule set, another
+layout - raises ``WeightsError`` naming the file and the layout expected. A file is never
+read as zeros.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["WeightsError", "WeightsHeader", "MAGIC", "VERSION", "SCALE", "read_params",
+           "write_params", "to_int16"]
+
+MAGIC = b"DAMKAEVW"
+VERSION = 1
+#: weights are stored as int16 in 1/SCALE hundredths of a man (the core's own unit)
+SCALE = 16
+_HEADER = struct.Struct("<8sHH16s16sIII")
+_INT16_MAX = 32767
+
+
+class WeightsError(ValueError):
+    """A weights file that cannot be used: the message names the file and what was expected."""
+
+
+@dataclass(frozen=True)
+class WeightsHeader:
+    variant: str
+    fingerprint: str
+    n_params: int
+
+
+def _fail(path: "str | os.PathLike", problem: str, expected: WeightsHeader) -> WeightsError:
+    return WeightsError(
+        f"weights file {os.fspath(path)}: {problem} (expected layout {expected.fingerprint} "
+        f"of {expected.variant}, {expected.n_params} parameters)"
+    )
+
+
+def read_params(path: "str | os.PathLike", expected: WeightsHeader) -> np.ndarray:
+    """The int16 parameters of a weights file that matches ``expected`` exactly."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise _fail(path, "no such file", expected) from None
+    except OSError as exc:
+        raise _fail(path, f"cannot be read ({exc.strerror or exc})", expected) from None
+    if len(data) < _HEADER.size:
+        raise _fail(path, f"truncated: {len(data)} bytes, shorter than the header", expected)
+    magic, version, scale, variant, fingerprint, n_params, length, crc = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise _fail(path, "not a damka weights file (bad magic)", expected)
+    if version != VERSION:
+        raise _fail(path, f"format version {version}, this engine reads {VERSION}", expected)
+    if scale != SCALE:
+        raise _fail(path, f"scale {scale}, this engine reads {SCALE}", expected)
+    variant_name = variant.rstrip(b"\0").decode("ascii", "replace")
+    if variant_name != expected.variant:
+        raise _fail(path, f"the weights are for {variant_name!r}", expected)
+    fingerprint_text = fingerprint.decode("ascii", "replace")
+    if fingerprint_text != expected.fingerprint:
+        raise _fail(path, f"its layout is {fingerprint_text}", expected)
+    if n_params != expected.n_params:
+        raise _fail(path, f"it holds {n_params} parameters", expected)
+    payload = data[_HEADER.size:]
+    if len(payload) < length:
+        raise _fail(path, f"truncated: {len(payload)} of {length} payload bytes", expected)
+    if len(payload) > length:
+        raise _fail(path, f"corrupt: {len(payload) - length} bytes after the payload", expected)
+    try:
+        raw = zlib.decompress(payload)
+    except zlib.error as exc:
+        raise _fail(path, f"corrupt payload ({exc})", expected) from None
+    if len(raw) != 2 * n_params:
+        raise _fail(path, f"corrupt payload: {len(raw)} bytes for {n_params} parameters",
+                    expected)
+    if zlib.crc32(raw) != crc:
+        raise _fail(path, "corrupt payload: checksum mismatch", expected)
+    return np.frombuffer(raw, dtype="<i2").astype(np.int16)
+
+
+def write_params(path: "str | os.PathLike", header: WeightsHeader, params: np.ndarray) -> None:
+    """Write int16 parameters under ``header`` (atomically: a temporary file, then rename)."""
+    params = np.asarray(params)
+    if params.dtype != np.int16 or params.shape != (header.n_params,):
+        raise ValueError(f"expected {header.n_params} int16 parameters")
+    variant = header.variant.encode("ascii")
+    fingerprint = header.fingerprint.encode("ascii")
+    if len(variant) > 16 or len(fingerprint) != 16:
+        raise ValueError("rule set name or fingerprint does not fit the header")
+    raw = params.astype("<i2").tobytes()
+    payload = zlib.compress(raw, 9)
+    head = _HEADER.pack(MAGIC, VERSION, SCALE, variant, fingerprint, header.n_params,
+                        len(payload), zlib.crc32(raw))
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_bytes(head + payload)
+    os.replace(tmp, target)
+
+
+def to_int16(weights: np.ndarray, names: "list[str] | None" = None) -> np.ndarray:
+    """Float weights (hundredths of a man) to the stored int16; ValueError when one does not
+    fit (|w| > 2047.9), naming it when ``names`` is given."""
+    scaled = np.rint(np.asarray(weights, dtype=np.float64) * SCALE)
+    bad = np.flatnonzero(~np.isfinite(scaled) | (np.abs(scaled) > _INT16_MAX))
+    if bad.size:
+        i = int(bad[0])
+        what = names[i] if names is not None else f"parameter {i}"
+        raise ValueError(f"{what} = {weights[i]!r} does not fit a weights file "
+                         f"(|w| <= {_INT16_MAX / SCALE:.1f} hundredths); "
+                         f"{bad.size} parameter(s) out of range")
+    return scaled.astype(np.int16)
