@@ -9,22 +9,32 @@ moment the clock started running for this move:
 * the **hard** limit: the search core's deadline; the search stops there whatever happens.
 
 A move overhead (time lost in the transport and the GUI) and a safety reserve are kept back,
-so neither limit ever reaches the time left on the clock.
+so neither limit ever reaches the time left on the clock. The overhead shrinks with the time
+per move: a local pipe costs well under a millisecond (bench/hub_latency.py), so at 0.1 s a
+move a fixed 50 ms would throw half the thinking time away.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TimeSettings", "TimeManager", "estimate_moves_left"]
+__all__ = ["DEFAULT_OVERHEAD", "TimeSettings", "TimeManager", "estimate_moves_left"]
+
+#: seconds kept back per move for the transport by default: a pipe or loopback socket costs
+#: under a millisecond (bench/hub_latency.py, bench/dxp_speed.py); the rest is a margin
+DEFAULT_OVERHEAD = 0.005
 
 
 @dataclass(frozen=True)
 class TimeSettings:
     """Tunable constants of the time manager."""
 
-    #: seconds lost on each move between the engine's answer and the clock stopping
-    move_overhead: float = 0.03
+    #: seconds lost on each move between the engine's answer and the clock stopping; None
+    #: (the default) is DEFAULT_OVERHEAD scaled down to ``overhead_fraction`` of the time for
+    #: the move, a number is kept back as it is (a slow GUI's own figure)
+    move_overhead: float | None = None
+    #: with the default overhead, at most this part of the time for the move is kept back
+    overhead_fraction: float = 0.05
     #: part of the clock never planned for (a reserve against surprises), and its cap in seconds
     reserve_fraction: float = 0.05
     reserve_max: float = 1.0
@@ -38,6 +48,12 @@ class TimeSettings:
     #: the planned time is stretched or shrunk by at most these factors
     min_scale: float = 0.4
     max_scale: float = 2.5
+
+    def overhead(self, time_for_move: float) -> float:
+        """The overhead to keep back from ``time_for_move`` seconds."""
+        if self.move_overhead is not None:
+            return self.move_overhead
+        return min(DEFAULT_OVERHEAD, self.overhead_fraction * max(0.0, time_for_move))
 
 
 def estimate_moves_left(pieces: int, start_pieces: int) -> int:
@@ -71,7 +87,8 @@ class TimeManager:
         if movetime is not None:
             # a fixed time for this move: use it all, less the transport's share (and when
             # the overhead eats it all, a sliver to complete the first iterations)
-            self.hard = max(movetime - settings.move_overhead, min(movetime * 0.25, 0.01), 0.001)
+            self.hard = max(movetime - settings.overhead(movetime), min(movetime * 0.25, 0.01),
+                            0.001)
             self.planned = self.hard / settings.soft_fraction
         if time_left is not None:
             hard, planned = self._clock(time_left, increment, moves_to_go, moves_left_estimate)
@@ -89,11 +106,12 @@ class TimeManager:
         time_left = max(0.0, time_left)
         increment = max(0.0, increment)
         reserve = min(time_left * s.reserve_fraction, s.reserve_max)
-        usable = max(0.0, time_left - s.move_overhead - reserve)
         mtg = max(1, min(moves_to_go if moves_to_go else estimate, 60))
+        overhead = s.overhead(time_left / mtg + increment)
+        usable = max(0.0, time_left - overhead - reserve)
         # every move also costs the overhead outside the search: only the rest of the
         # increment can be planned for, or a long game drains the clock move by move
-        planned = usable / mtg + 0.9 * max(0.0, increment - s.move_overhead)
+        planned = usable / mtg + 0.9 * max(0.0, increment - overhead)
         if mtg == 1:
             hard = usable
         else:

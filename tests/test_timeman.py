@@ -9,9 +9,9 @@ import pytest
 
 from engine import Board
 from engine.search import Engine, Limits
-from engine.timeman import TimeManager, TimeSettings, estimate_moves_left
+from engine.timeman import DEFAULT_OVERHEAD, TimeManager, TimeSettings, estimate_moves_left
 
-OVERHEAD = TimeSettings().move_overhead
+OVERHEAD = DEFAULT_OVERHEAD
 
 
 def test_fixed_move_time_uses_all_of_it_less_the_overhead():
@@ -77,6 +77,19 @@ def test_more_time_when_the_best_move_changes_or_the_score_drops():
     assert TimeManager(time_left=60.0).start_iteration(0.0)
     assert not TimeManager(time_left=60.0).start_iteration(30.0)
     assert TimeManager().soft is None and TimeManager().start_iteration(1e9)
+
+
+@pytest.mark.parametrize("movetime", [0.02, 0.05, 0.1, 0.2, 1.0, 5.0])
+def test_the_default_overhead_shrinks_with_the_time_per_move(movetime):
+    kept_back = movetime - TimeManager(movetime=movetime).hard
+    assert kept_back == pytest.approx(min(DEFAULT_OVERHEAD, 0.05 * movetime))
+    # at 0.1 s a move at least 95% of the time goes to the search (a fixed 50 ms used to take half)
+    assert TimeManager(movetime=0.1).hard >= 0.095
+
+
+def test_a_given_overhead_is_kept_back_as_it_is():
+    tm = TimeManager(movetime=0.1, settings=TimeSettings(move_overhead=0.03))
+    assert tm.hard == pytest.approx(0.07)
 
 
 def test_move_overhead_is_kept_back():

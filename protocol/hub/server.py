@@ -23,6 +23,7 @@ from engine import __version__
 from engine.board import Board
 from engine.errors import DamkaError
 from engine.levels import LEVELS
+from engine.timeman import DEFAULT_OVERHEAD
 from engine.move import Move
 from engine.variants import Variant, get_variant
 
@@ -58,7 +59,8 @@ class Params:
     variant: Variant = field(default_factory=lambda: get_variant("international"))
     hash_mb: int = 64
     level: str = "full"
-    move_overhead_ms: int = 50
+    #: None: the default overhead, which shrinks with the time per move (engine.timeman)
+    move_overhead_ms: int | None = None
     forced_capture: bool = True
     pydraughts: bool = False  #: pydraughts' own 8x8 position layout and move numbering
     line_pacing_ms: int = 0  #: a pause after each line, for clients that read badly
@@ -177,13 +179,17 @@ class HubServer:
     # -- handshake and parameters ----------------------------------------------------------
 
     def cmd_hub(self, args: dict) -> None:
+        threading.Thread(target=self._load_search, name="damka-hub-load", daemon=True).start()
         self.send("id", name="damka", version=__version__, author="damka developers", country="NL")
         p = self.params
         self.send("param", name="variant", value=p.variant.hub_name, type="enum",
                   values=" ".join(VARIANT_VALUES))
         self.send("param", name="hash-mb", value=p.hash_mb, type="int", min=1, max=4096)
         self.send("param", name="level", value=p.level, type="enum", values=" ".join(reversed(list(LEVELS))))
-        self.send("param", name="move-overhead", value=p.move_overhead_ms, type="int", min=0, max=5000)
+        overhead = p.move_overhead_ms
+        if overhead is None:
+            overhead = round(DEFAULT_OVERHEAD * 1000)
+        self.send("param", name="move-overhead", value=overhead, type="int", min=0, max=5000)
         self.send("param", name="forced-capture", value=p.forced_capture, type="bool")
         self.send("param", name="pydraughts-8x8", value=p.pydraughts, type="bool")
         self.send("param", name="line-pacing", value=p.line_pacing_ms, type="int", min=0, max=100)
@@ -231,9 +237,19 @@ class HubServer:
         self.send("ready")
         threading.Thread(target=self._warm_up, name="damka-hub-init", daemon=True).start()
 
-    def _warm_up(self) -> None:
+    @staticmethod
+    def _load_search() -> None:
+        """Import the search modules while the GUI is still setting parameters."""
         try:
-            self.engine()
+            import engine.search  # noqa: F401
+        except Exception:  # reported when the engine is really needed
+            pass
+
+    def _warm_up(self) -> None:
+        """Load the search and touch every page of its hash table, so that the first search
+        runs as fast as the others (a fresh table costs a page fault per 4 KB on first use)."""
+        try:
+            self.engine(warm=True)
         except Exception:  # reported when the engine is really needed
             pass
 
@@ -241,7 +257,7 @@ class HubServer:
     def variant(self) -> Variant:
         return self.params.variant.with_forced_capture(self.params.forced_capture)
 
-    def engine(self) -> "Engine":
+    def engine(self, warm: bool = False) -> "Engine":
         """The search engine for the current parameters, rebuilt lazily when they change.
 
         The search modules are imported here, not at start-up, so that ``ready`` comes fast;
@@ -256,7 +272,10 @@ class HubServer:
                 self._engine = Engine(self.variant, hash_mb=p.hash_mb)
                 self._engine_key = key
             self._engine.set_level(p.level)
-            self._engine.time_settings = TimeSettings(move_overhead=p.move_overhead_ms / 1000)
+            overhead = None if p.move_overhead_ms is None else p.move_overhead_ms / 1000
+            self._engine.time_settings = TimeSettings(move_overhead=overhead)
+            if warm:  # under the lock: a search that arrives meanwhile waits for it
+                self._engine.clear()
             return self._engine
 
     # -- game commands ---------------------------------------------------------------------
