@@ -64,12 +64,13 @@ def _squares_of(variant: Variant, fen: str, body: str) -> list[int]:
         first, _, last = body.partition("-")
         if last[:1].upper() == "K":
             last = last[1:]
-        try:
-            a, b = int(first), int(last)
-        except ValueError:
-            raise InvalidFenError(fen, f"bad range {body!r}") from None
-        if a > b:
+        first, last = first.strip(), last.strip()
+        if not (first.isascii() and first.isdigit() and last.isascii() and last.isdigit()):
             raise InvalidFenError(fen, f"bad range {body!r}")
+        a, b = int(first), int(last)
+        # bounded before it is spelled out: "1-99999999999" must not build a huge list
+        if not 1 <= a <= b <= variant.squares:
+            raise InvalidFenError(fen, f"bad range {body!r} (squares 1..{variant.squares})")
         names = [str(i) for i in range(a, b + 1)]
     else:
         names = [body]

@@ -1,0 +1,35 @@
+"""Regression tests for faults that the property tests (tests/test_properties_*.py) found in
+the parsers of outside input. Each test is the failing example, kept as a plain test."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from engine.errors import InvalidFenError
+from engine.fen import parse_fen
+from engine.variants import get_variant
+
+
+@pytest.mark.parametrize("fen", ["W:W1-100000000", "W:W31-99999999999999:B1-20", "B:WK1-K100000000"])
+def test_fen_range_past_the_board_is_refused_at_once(fen):
+    """A range was spelled out square by square before any was checked: ``1-100000000`` took
+    45 s and gigabytes; a larger one never ended."""
+    start = time.monotonic()
+    with pytest.raises(InvalidFenError, match="bad range"):
+        parse_fen(get_variant("international"), fen)
+    assert time.monotonic() - start < 1.0
+
+
+@pytest.mark.parametrize("fen", ["W:W1-1_0", "W:W\u0661-5", "W:W1-\u0665"])
+def test_fen_range_takes_ascii_digits_only(fen):
+    """``int`` reads ``1_0`` as 10 and Arabic-Indic digits as numbers: not PDN."""
+    with pytest.raises(InvalidFenError, match="bad range"):
+        parse_fen(get_variant("international"), fen)
+
+
+def test_fen_ranges_still_read():
+    v = get_variant("international")
+    assert parse_fen(v, "W:W31-50:B1-20") == parse_fen(v, v.start_fen)
+    assert parse_fen(v, "W:WK46-K50:B1") == parse_fen(v, "W:WK46,K47,K48,K49,K50:B1")
