@@ -332,6 +332,18 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _whole_minutes(text: str) -> int:
+    """``damka dxp --time``: refused unless whole minutes (DXP's GAMEREQ has no fractions)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"whole minutes (DXP's GAMEREQ cannot say fractions), not {text!r}") from None
+    if not 0 <= value <= 999:
+        raise argparse.ArgumentTypeError(f"whole minutes between 0 and 999, not {value}")
+    return value
+
+
 def _add_dxp(subparsers) -> None:
     p = subparsers.add_parser(
         "dxp",
@@ -347,8 +359,9 @@ def _add_dxp(subparsers) -> None:
     p.add_argument("--connect", metavar="HOST:PORT", help="connect to a listening program instead")
     p.add_argument("--initiator", action="store_true",
                    help="request the games (colours alternate) instead of following")
-    p.add_argument("--time", type=_int_range("time", 0, 999), default=0, metavar="MINUTES",
-                   help="initiator: thinking time per side for a game (0: --move-time per move)")
+    p.add_argument("--time", type=_whole_minutes, default=0, metavar="MINUTES",
+                   help="initiator: thinking time per side for a game in whole minutes 0-999, "
+                   "as DXP's GAMEREQ has it (0: --move-time per move)")
     p.add_argument("--moves", type=_int_range("moves", 0, 999), default=0, metavar="N",
                    help="initiator: moves per side before the game ends (0: no limit)")
     p.add_argument("--games", type=_int_range("games", 1, 100000), default=2, metavar="N",

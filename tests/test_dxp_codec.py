@@ -20,6 +20,7 @@ from protocol.dxp.codec import (
     GameEnd,
     GameRequest,
     Reassembler,
+    GameRequestError,
     UnsupportedVersionError,
     decode,
     encode,
@@ -94,7 +95,6 @@ def test_captured_squares_in_any_order():
 
 def test_tolerant_readings():
     assert decode("C") == Chat("")  # an empty chat from a sloppy peer
-    assert decode("R01" + NAME32 + "Z0.5000A").minutes == 0.5  # a real number (Moby Dam, Scan read it)
     assert decode("A" + "Kingsrow".ljust(32) + "0").name == "Kingsrow"
     assert Chat.safe("bad \x00 byte \xe9" + "y" * 200).to_text().startswith("Cbad ? byte ?y")
     assert len(Chat.safe("y" * 500).to_text()) == MAX_LENGTH
@@ -140,6 +140,23 @@ def test_tolerant_readings():
 def test_malformed_messages_are_refused(text):
     with pytest.raises(DxpError):
         decode(text)
+
+
+@pytest.mark.parametrize("minutes", ["0.5", "1.5", " 05", "05 ", "-01", "+01", "1e1", "0x1", "   "])
+def test_thinking_time_is_three_digits_of_whole_minutes(minutes):
+    """Some initiators write a real number there; the spec says 000-999 minutes: refused
+    (GameRequestError, which a follower answers with GAMEACC 2), never guessed at."""
+    with pytest.raises(GameRequestError) as info:
+        decode("R01" + NAME32 + "Z" + minutes + "075A")
+    assert "thinking time" in info.value.reason
+    assert decode("R01" + NAME32 + "Z090075A").minutes == 90
+
+
+def test_whole_minutes_only_are_written():
+    assert GameRequest("I", True, 5.0).to_text()[36:39] == "005"
+    for bad in (0.5, 1.25, -1, 1000, True, "5"):
+        with pytest.raises(ValueError):
+            GameRequest("I", True, bad).to_text()
 
 
 def test_unknown_protocol_version_is_told_apart():

@@ -7,7 +7,9 @@ of the 10x10 board; converting them to engine squares is the session's business.
 
 Decoding is strict about lengths and field values (a wrong message raises DxpError saying
 which field is wrong) but tolerant where real programs differ: trailing spaces of names are
-dropped, an empty CHAT is accepted, and a fractional thinking time ("0.5") is read.
+dropped and an empty CHAT is accepted. The GAMEREQ thinking time is whole minutes, three
+digits, both ways: a fraction ("0.5", which some initiators write) is refused, never guessed
+at (GameRequestError, which the follower answers with a GAMEACC refusal).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DxpError",
     "UnsupportedVersionError",
+    "GameRequestError",
     "AcceptCode",
     "EndReason",
     "BackCode",
@@ -65,6 +68,11 @@ class UnsupportedVersionError(DxpError):
     def __init__(self, text: str, version: int):
         super().__init__(text, f"protocol version {version:02d} is not supported")
         self.version = version
+
+
+class GameRequestError(DxpError):
+    """A GAMEREQ of our protocol version that breaks the layout (a thinking time that is not
+    three digits, say): answered with a GAMEACC refusal rather than left unanswered."""
 
 
 class AcceptCode(IntEnum):
@@ -165,15 +173,13 @@ class DxpPosition:
 START_SQUARES = "z" * 20 + "e" * 10 + "w" * 20
 
 
-def _minutes_field(minutes: float) -> str:
-    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)):
-        raise ValueError(f"thinking time must be a number of minutes, not {minutes!r}")
-    if float(minutes).is_integer():
-        return _digits(int(minutes), 3, "thinking time")
-    text = f"{minutes:g}"
-    if len(text) != 3 or minutes < 0:
-        raise ValueError(f"thinking time {minutes} does not fit in 3 characters")
-    return text
+def _minutes_field(minutes: int) -> str:
+    """The thinking time field: whole minutes 000-999 (the spec has no fractions)."""
+    if isinstance(minutes, float) and minutes.is_integer():
+        minutes = int(minutes)
+    if isinstance(minutes, float):
+        raise ValueError(f"thinking time is whole minutes in DXP, not {minutes}")
+    return _digits(minutes, 3, "thinking time")
 
 
 @dataclass(frozen=True)
@@ -184,7 +190,7 @@ class GameRequest:
 
     name: str
     follower_white: bool
-    minutes: float = 0
+    minutes: int = 0
     moves: int = 0
     position: DxpPosition | None = None
 
@@ -201,23 +207,24 @@ class GameRequest:
 
     @classmethod
     def from_text(cls, text: str) -> "GameRequest":
-        version = _number(text, 1, 2, "protocol version")
-        if version != PROTOCOL_VERSION:
+        version = _number(text, 1, 2, "protocol version") if text[1:3].isdigit() else None
+        if version is not None and version != PROTOCOL_VERSION:
             raise UnsupportedVersionError(text, version)
+        try:
+            return cls._fields(text)
+        except GameRequestError:
+            raise
+        except DxpError as exc:  # answered with a refusal: say which field is wrong
+            raise GameRequestError(text, exc.reason) from None
+
+    @classmethod
+    def _fields(cls, text: str) -> "GameRequest":
+        _number(text, 1, 2, "protocol version")
         if len(text) not in (43, 94):
             raise DxpError(text, f"a GAMEREQ has 43 (form A) or 94 (form B) characters, not {len(text)}")
         name = text[3:35].rstrip(" ")
         follower_white = _colour(text, 35, "follower colour")
-        minutes_text = text[36:39]
-        if minutes_text.isdigit():
-            minutes: float = int(minutes_text)
-        else:  # some programs read (and so may write) a real number here
-            try:
-                minutes = float(minutes_text)
-            except ValueError:
-                raise DxpError(text, f"thinking time must be 3 digits, not {minutes_text!r}") from None
-            if not minutes >= 0:
-                raise DxpError(text, f"thinking time {minutes_text!r} is negative")
+        minutes = _number(text, 36, 3, "thinking time (whole minutes)")
         moves = _number(text, 39, 3, "number of moves")
         form = text[42]
         if form == "A":

@@ -7,10 +7,12 @@ follower's MOVE comes back; at the end a GAMEEND (our reason: the follower's res
 the other side) answered by the follower's GAMEEND. A reader thread stamps each message as it
 arrives and fills a queue; every wait has a timeout (no select(), no busy waiting).
 
-DXP says nothing of increments or times per move: the GAMEREQ gives the game clock in
-minutes (moves field 0, a clock for the whole game); with only a time per move it gives 0
-minutes and the follower uses its own setting (``damka dxp --move-time``), which must fit
-the runner's ``--movetime``. The runner keeps the real clock either way. DXP is 10x10 only.
+DXP says nothing of increments or times per move: the GAMEREQ gives the game clock in whole
+minutes (moves field 0, a clock for the whole game), and a match whose clock DXP cannot say
+(30 s, 40/60, 60+1) is refused before it starts (``dxp_minutes``), so that the follower plays
+to the clock the runner keeps. With only a time per move the GAMEREQ gives 0 minutes and the
+follower uses its own setting (``damka dxp --move-time``), which must fit the runner's
+``--movetime``. DXP is 10x10 only.
 """
 
 from __future__ import annotations
@@ -50,15 +52,30 @@ REPLY_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 10.0
 
 
-def dxp_minutes(control: TimeControl) -> float:
-    """The GAMEREQ thinking time: the clock in minutes as the 3-character field can hold it
-    (whole minutes, or tenths below 10), 0 without a clock."""
+def dxp_minutes(control: TimeControl) -> int:
+    """The GAMEREQ thinking time: the game clock in whole minutes (000-999, as the spec and
+    Scan's integer reader have it), 0 without a clock. ValueError, saying what to use instead,
+    for a clock the field cannot hold: a fraction of a minute, an increment, or a time per
+    so many moves (a GAMEREQ clock is for the whole game). The runner refuses such a match
+    before it starts, so that both sides play to the clock announced."""
     if control.time is None:
         return 0
+    problems = []
     minutes = control.time / 60
-    if minutes >= 9.95:
-        return float(round(minutes))
-    return max(0.1, round(minutes, 1)) if minutes != int(minutes) else float(int(minutes))
+    if not minutes.is_integer():
+        problems.append(f"{control.time:g} s is not a whole number of minutes")
+    elif not 1 <= minutes <= 999:
+        problems.append(f"{minutes:g} minutes is outside 1-999")
+    if control.increment:
+        problems.append("DXP has no increment")
+    if control.moves:
+        problems.append("DXP has no time per so many moves (its clock is for the whole game)")
+    if problems:
+        raise ValueError(
+            f"a DXP engine is told the clock in whole minutes for the whole game, and the clock "
+            f"{control} cannot be told: {'; '.join(problems)}. Use a clock of whole minutes such "
+            f"as --tc 60 or --tc 300, or a time per move (--movetime)")
+    return int(minutes)
 
 
 class DxpPlayer(Player):

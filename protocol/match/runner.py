@@ -455,6 +455,12 @@ class Match:
             raise MatchError("an SPRT needs exactly two engines")
         if config.resume and config.pdn is None:
             raise MatchError("--resume needs the PDN file of the match")
+        if any(getattr(spec, "kind", None) == "dxp" for spec in config.engines):
+            from protocol.dxp.player import dxp_minutes
+            try:
+                dxp_minutes(config.control)
+            except ValueError as exc:
+                raise MatchError(str(exc)) from None
         self.config = config
         self.variant = get_variant(config.variant)
         self.names = _unique_names(config.engines)
