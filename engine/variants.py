@@ -19,6 +19,11 @@ class Precedence(IntEnum):
     ITALIAN = 3  #: most pieces, then with a king, then most kings, then the earliest king
     KING_PRIORITY = 4  #: if a king can capture, a king must capture (Czech)
 
+    @property
+    def most_pieces(self) -> bool:
+        """True when the capture taking the most pieces must be chosen (the quantity rule)."""
+        return self in (Precedence.QUANTITY, Precedence.QUANTITY_THEN_KINGS, Precedence.ITALIAN)
+
 
 class CapturePromotion(IntEnum):
     """What happens when a man reaches the far row in the middle of a capture."""
@@ -71,6 +76,10 @@ class Variant:
     capture_separator: str  #: "x", or ":" for Russian
     hub_name: str  #: the value of the Hub ``variant`` parameter
     draws: DrawRules
+    #: the rule book removes each jumped piece at once (English) instead of at the end of the
+    #: move; with short kings and men that capture only forwards no legal move depends on it,
+    #: so the engine keeps captured pieces on the board until the move ends in every rule set
+    removes_captured_at_once: bool = False
     forced_capture: bool = True  #: False is the "no forced capture" house rule (8x8 only)
 
     @property
@@ -85,6 +94,12 @@ class Variant:
     @property
     def algebraic(self) -> bool:
         return self.numbering == "algebraic"
+
+    @property
+    def turned_board(self) -> bool:
+        """The board is turned so that each player's near-right corner is a playing square
+        (Italian, Spanish); the engine maps it onto the others' geometry as a mirror image."""
+        return self.numbering in ("italian", "spanish")
 
     def with_forced_capture(self, forced: bool) -> "Variant":
         """This rule set with or without the "no forced capture" house rule."""
@@ -138,6 +153,7 @@ ENGLISH = Variant(
     capture_separator="x",
     hub_name="english",
     draws=EIGHT_BY_EIGHT_DRAWS,
+    removes_captured_at_once=True,
 )
 
 RUSSIAN = Variant(

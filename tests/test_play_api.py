@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 from concurrent.futures import Future
+from html.parser import HTMLParser
+from urllib.parse import quote
 
 import pytest
 
@@ -16,8 +18,10 @@ pytest.importorskip("starlette", reason="the 'play' extra is not installed: pip 
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from engine import Board  # noqa: E402
 from engine.search import SearchResult  # noqa: E402
-from engine.variants import VARIANTS  # noqa: E402
+from engine.squares import square_names  # noqa: E402
+from engine.variants import VARIANTS, CapturePromotion, Precedence  # noqa: E402
 from protocol.play import session as session_module  # noqa: E402
 from protocol.play.app import MAX_BODY, create_app  # noqa: E402
 from protocol.play.session import SessionStore  # noqa: E402
@@ -73,6 +77,251 @@ def test_every_rule_set_has_a_rules_page(client, page):
 def test_rules_index_redirects(client):
     r = client.get("/rules", follow_redirects=False)
     assert r.status_code in (302, 307) and r.headers["location"].endswith("/rules/international.html")
+    r = client.get("/rules/", follow_redirects=False)
+    assert r.status_code in (302, 307) and r.headers["location"].endswith("/rules/international.html")
+
+
+# -- the rules pages, written from the rules records ----------------------------------------------
+
+RULES_PAGES = [v.name for v in VARIANTS] + ["no-forced-capture"]
+
+
+class _Page(HTMLParser):
+    """A rules page read back: the comparison table, the marked columns and rows, the text."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.columns: list[str] = []
+        self.current: list[str] = []
+        self.rows: dict[str, list[str]] = {}
+        self.differs: set[str] = set()
+        self.text: list[str] = []
+        self._row: str | None = None
+        self._cell: list[str] | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "th" and "data-variant" in a:
+            self.columns.append(a["data-variant"])
+            if a.get("class") == "current":
+                self.current.append(a["data-variant"])
+        elif tag == "tr" and "data-rule" in a:
+            self._row = a["data-rule"]
+            self.rows[self._row] = []
+            if a.get("class") == "differs":
+                self.differs.add(self._row)
+        elif tag == "td" and self._row:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._cell is not None:
+            self.rows[self._row].append("".join(self._cell))
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def cell(self, rule: str, variant) -> str:
+        return self.rows[rule][self.columns.index(variant.name)]
+
+
+def rules_page(client, name: str) -> _Page:
+    r = client.get(f"/rules/{quote(name)}.html")
+    assert r.status_code == 200 and "text/html" in r.headers["content-type"]
+    return _Page(r.text)
+
+
+def _men(variant) -> int:
+    return bin(Board(variant).position.white).count("1")
+
+
+def expected_cells(v) -> dict[str, object]:
+    """What each row of the table says about rule set v, computed from its record: a string is
+    the whole cell, a tuple lists words the cell must contain."""
+    yes = {True: "yes", False: "no"}
+    try:
+        v.with_forced_capture(False)
+        house = True
+    except ValueError:
+        house = False
+    numbers = [n for n in (v.draws.king_moves, v.draws.endgame_three, v.draws.endgame_two,
+                           v.draws.no_progress) if n]
+    first, last = min(square_names(v)), max(square_names(v))  # a1 and h8 when algebraic
+    return {
+        "board": f"{v.size}x{v.size}",
+        "men": str(_men(v)),
+        "first": "White" if v.white_starts else "Black",
+        "compulsory": ("yes", "house rule") if house else "yes",
+        "backwards": yes[v.men_capture_backwards],
+        "flying": yes[v.flying_kings],
+        "men_take_kings": yes[v.men_capture_kings],
+        "most_pieces": yes[v.precedence in (Precedence.QUANTITY, Precedence.QUANTITY_THEN_KINGS,
+                                            Precedence.ITALIAN)],
+        # the wording of rules.md (the product rules' comparison table)
+        "precedence": {Precedence.FREE: "free", Precedence.QUANTITY: "free",
+                       Precedence.QUANTITY_THEN_KINGS: ("most kings",),
+                       Precedence.ITALIAN: ("with a king", "most kings", "earliest king"),
+                       Precedence.KING_PRIORITY: "if a king can capture, a king must capture",
+                       }[v.precedence],
+        "promotion": {CapturePromotion.PASS: "crowned only if the capture ends there",
+                      CapturePromotion.CONTINUE_AS_KING: ("crowned", "continues capturing as a king"),
+                      CapturePromotion.STOP: "crowned, move ends"}[v.capture_promotion],
+        "removed": "at once" if v.removes_captured_at_once else "at the end of the move",
+        "corner": "right" if v.turned_board else "left",
+        "notation": ((f"{first}-{last}" if v.algebraic else f"1-{v.squares}"),
+                     f"with {v.capture_separator}"),
+        "draws": ("threefold repetition" if v.draws.repetitions == 3 else "repetition",
+                  *(str(n) for n in numbers)),
+        "gametype": str(v.gametype),
+        "names": (v.name, *v.aliases),
+    }
+
+
+@pytest.mark.parametrize("page", RULES_PAGES)
+def test_the_comparison_table_agrees_with_the_records(client, page):
+    p = rules_page(client, page)
+    assert p.columns == [v.name for v in VARIANTS]  # one column per rule set, in registry order
+    assert set(p.rows) == set(expected_cells(VARIANTS[0]))
+    assert p.current == ([] if page == "no-forced-capture" else [page])
+    for v in VARIANTS:
+        for rule, expected in expected_cells(v).items():
+            cell = p.cell(rule, v)
+            if isinstance(expected, tuple):
+                assert all(word in cell for word in expected), (v.name, rule, cell, expected)
+            else:
+                assert cell == expected, (v.name, rule, cell, expected)
+    for rule, cells in p.rows.items():
+        assert len(cells) == len(VARIANTS), rule
+
+
+def test_the_comparison_table_matches_the_product_rules(client):
+    # spot checks against the table of the product rules (spec/rules.md, seeds/003_*.txt)
+    p = rules_page(client, "english")
+    by = {v.name: v for v in VARIANTS}
+    assert [p.cell("board", v) for v in VARIANTS] == ["10x10"] + ["8x8"] * 6
+    assert p.cell("men", by["international"]) == "20" and p.cell("men", by["czech"]) == "12"
+    assert [p.cell("backwards", by[n]) for n in ("english", "russian", "brazilian", "spanish", "italian",
+                                                 "czech", "international")] == \
+        ["no", "yes", "yes", "no", "no", "no", "yes"]
+    assert [p.cell("flying", by[n]) for n in ("english", "russian", "brazilian", "spanish", "italian",
+                                              "czech", "international")] == \
+        ["no", "yes", "yes", "yes", "no", "yes", "yes"]
+    assert [p.cell("most_pieces", by[n]) for n in ("english", "russian", "brazilian", "spanish", "italian",
+                                                   "czech", "international")] == \
+        ["no", "no", "yes", "yes", "yes", "no", "yes"]
+    assert p.cell("men_take_kings", by["italian"]) == "no"
+    assert p.cell("first", by["english"]) == "Black" and p.cell("first", by["international"]) == "White"
+    assert p.cell("promotion", by["russian"]) == "crowned, continues capturing as a king"
+    assert p.cell("removed", by["english"]) == "at once"
+    assert p.cell("removed", by["brazilian"]) == "at the end of the move"
+    assert p.cell("corner", by["italian"]) == "right" and p.cell("corner", by["spanish"]) == "right"
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_a_rules_page_states_the_records_rules(client, variant):
+    v = variant
+    text = " ".join(" ".join(rules_page(client, v.name).text).split())
+    first, second = ("White", "Black") if v.white_starts else ("Black", "White")
+    assert f"{first} moves first." in text
+    if v.name == "english":  # the default, as the seed page says
+        assert "is the default: open the game and you play Black at the bottom against the computer" in text
+    else:
+        assert f"You play {first} at the bottom and begin; the computer plays {second}" in text
+    assert f"Each side has {_men(v)} men" in text
+    assert f"only the {v.squares} dark squares are used" in text
+    assert ("Kings fly" in text) == v.flying_kings
+    assert ("Men capture forwards and backwards" in text) == v.men_capture_backwards
+    assert ("A man may not capture a king." in text) == (not v.men_capture_kings)
+    assert ("goes on capturing as a king" in text) == (v.capture_promotion == CapturePromotion.CONTINUE_AS_KING)
+    assert ("Tick No forced capture to play it with the house rule" in text) == (v.size == 8)
+    assert f"PDN game type {v.gametype}." in text
+    for n in (v.draws.king_moves, v.draws.endgame_three, v.draws.endgame_two, v.draws.no_progress):
+        if n:
+            assert f"{n} more moves each" in text or f"{n} moves by each side" in text
+    assert "Tips" in text and "Other rule sets" in text
+    # the words that belong to this rule set alone: its lead and its tips
+    from protocol.play import rules_pages
+
+    assert rules_pages._words(v.name, "lead") and rules_pages._words(v.name, "tip")
+    assert " ".join(rules_pages._words(v.name, "lead")) in text
+
+
+def test_the_rules_pages_keep_what_the_old_pages_said(client):
+    def text(page):
+        return " ".join(" ".join(rules_page(client, page).text).split())
+
+    assert "square 1 is at the top left as White sees the board" in text("international")
+    assert "Black on 1-20, White on 31-50, with two empty rows between" in text("international")
+    assert "the Turkish strike" in text("international")
+    assert "Black on 1-12, White on 21-32" in text("english")
+    assert "kings do not fly" in text("english")
+    assert "a capture c3:e5" in text("russian")
+    assert "White on rows 1-3, Black on rows 6-8" in text("brazilian")
+    assert "right to left and bottom to top: square 1 is at the bottom right" in text("spanish")
+    assert "Quality rule" in text("spanish")
+    assert "then the capture that meets a king earliest" in text("italian")
+    assert "If a king can capture, a king must capture" in text("czech")
+    house = text("no-forced-capture")
+    assert "International draughts (10x10) is always played with compulsory capture." in house
+    assert "the most pieces in Brazilian draughts, Spanish draughts and Italian draughts" in house
+    assert "house rule for any 8x8 rule set" in text("czech")
+
+
+def test_every_value_of_the_capture_rules_has_its_words():
+    from protocol.play import rules_pages
+
+    for value in (*Precedence, *CapturePromotion):
+        words = rules_pages.wording(value)
+        assert words.cell and words.text, value
+    cells = {rules_pages.wording(value).cell for value in CapturePromotion}
+    assert len(cells) == len(CapturePromotion)  # each way of crowning reads differently
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_every_name_in_the_registry_has_its_rules_page(client, variant):
+    for name in dict.fromkeys((variant.name, variant.hub_name, *variant.aliases, str(variant.gametype))):
+        r = client.get(f"/rules/{quote(name)}.html")
+        assert r.status_code == 200, name
+        assert f'data-variant="{variant.name}"' in r.text, name
+    if variant.size == 8:
+        r = client.get(f"/rules/{variant.name}-nocapture.html")
+        assert r.status_code == 200 and 'data-variant="no-forced-capture"' in r.text
+
+
+def test_rules_files_and_unknown_rules_pages(client):
+    assert client.get("/rules/rules.css").status_code == 200
+    assert "text/css" in client.get("/rules/rules.css").headers["content-type"]
+    for name in ("chess", "page", "prose"):
+        assert client.get(f"/rules/{name}.html").status_code == 404
+    assert client.get("/rules/prose.txt").status_code == 404
+
+
+def test_a_new_rule_set_gets_its_column_everywhere(monkeypatch):
+    from dataclasses import replace
+
+    from engine.variants import RUSSIAN
+    from protocol.play import rules_pages
+
+    extra = replace(RUSSIAN, name="pool<&>", title='Pool "checkers" <b>', aliases=("x&y",))
+    monkeypatch.setattr(rules_pages, "VARIANTS", VARIANTS + (extra,))
+    rules_pages.render.cache_clear()
+    try:
+        for page in RULES_PAGES:
+            html_text = rules_pages.render(page)
+            p = _Page(html_text)
+            assert p.columns == [v.name for v in VARIANTS] + ["pool<&>"]
+            assert all(len(cells) == len(VARIANTS) + 1 for cells in p.rows.values())
+            assert p.rows["names"][-1] == "pool<&>, russian, x&y"
+            assert "<b>" not in p.rows["names"][-1] and 'Pool "checkers" <b>' not in html_text
+            assert "Pool &quot;checkers&quot; &lt;b&gt;" in html_text
+            assert '<a href="pool&lt;&amp;&gt;.html">' in html_text  # in the list of rule sets too
+    finally:
+        rules_pages.render.cache_clear()
 
 
 def test_unknown_routes_and_methods_are_json_errors(client):
@@ -93,10 +342,37 @@ def test_variants_lists_the_seven_rule_sets(client):
     assert by_name["english"]["first"] == "black" and by_name["international"]["first"] == "white"
     assert not by_name["international"]["house_rule"] and by_name["russian"]["house_rule"]
     assert data["levels"] == ["easy", "medium", "hard"]
+    assert by_name["international"]["label"] == "International draughts (10x10)"
+    assert by_name["english"]["label"] == "English draughts / American checkers (8x8)"
 
 
-def test_default_game_is_international_against_the_computer(client):
+def test_default_game_is_english_with_the_human_black_at_the_bottom(client):
+    # the seed page on English draughts: "the American rules are the default; open the game
+    # and you play Black against the computer at once"
+    defaults = client.get("/api/variants").json()["defaults"]
+    assert defaults == {"variant": "english", "opponent": "computer", "level": "medium"}
     g = new_game(client)
+    assert g["variant"]["name"] == "english" and g["variant"]["size"] == 8
+    assert g["opponent"] == "computer" and g["level"] == "medium"
+    assert g["human"] == "black" and g["bottom"] == "black" and g["turn"] == "black"
+    assert not g["computer_to_move"] and g["variant"]["forced_capture"]
+    assert len(g["squares"]) == 32 and len(g["pieces"]) == 24
+    assert all(g["pieces"][str(n)] == "b" for n in range(1, 13))
+    assert sorted(m["pdn"] for m in g["legal"]) == ["10-14", "10-15", "11-15", "11-16", "12-16", "9-13", "9-14"]
+    assert g["moves"] == [] and g["result"] is None and not g["can_take_back"]
+    assert client.post("/api/games", content=b"").json()["variant"]["name"] == "english"
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_human_begins_in_every_rule_set(client, variant):
+    g = new_game(client, variant=variant.name)
+    first = "white" if variant.white_starts else "black"
+    assert g["human"] == first and g["bottom"] == first and g["turn"] == first
+    assert not g["computer_to_move"] and g["legal"]
+
+
+def test_international_game_against_the_computer(client):
+    g = new_game(client, variant="international")
     assert g["variant"]["name"] == "international" and g["variant"]["size"] == 10
     assert g["opponent"] == "computer" and g["level"] == "medium"
     assert g["human"] == "white" and g["bottom"] == "white" and g["turn"] == "white"
@@ -144,11 +420,11 @@ def test_new_game_options(client):
 
 
 def test_new_game_from_fen_and_moves(client):
-    g = new_game(client, fen=TWO_ROUTES, opponent="friend")
+    g = new_game(client, variant="international", fen=TWO_ROUTES, opponent="friend")
     assert g["start_fen"].startswith("W:") and g["pieces"]["37"] == "w"
     assert {m["pdn"] for m in g["legal"]} == {"37x6", "37x8"}
     assert g["capture_forced"]
-    replay = new_game(client, moves=["32-28", "19-23", "28x19"])
+    replay = new_game(client, variant="international", moves=["32-28", "19-23", "28x19"])
     assert replay["moves"] == ["32-28", "19-23", "28x19"]
     assert replay["turn"] == "black" and replay["ply"] == 3
     assert replay["move_rows"] == [{"number": 1, "first": "32-28", "second": "19-23"},
@@ -156,7 +432,7 @@ def test_new_game_from_fen_and_moves(client):
 
 
 def test_move_rows_when_the_second_player_starts(client):
-    g = new_game(client, fen="B:W31-50:B1-20", opponent="friend", moves=["19-23"])
+    g = new_game(client, variant="international", fen="B:W31-50:B1-20", opponent="friend", moves=["19-23"])
     assert g["move_rows"] == [{"number": 1, "first": "...", "second": "19-23"}]
 
 
@@ -176,9 +452,9 @@ def test_move_rows_when_the_second_player_starts(client):
         ({"fen": "nonsense"}, 422, "invalid_fen"),
         ({"moves": "32-28"}, 400, "bad_request"),
         ({"moves": [32]}, 400, "bad_request"),
-        ({"moves": ["32-28", "32-28"]}, 422, "illegal_move"),
+        ({"variant": "international", "moves": ["32-28", "32-28"]}, 422, "illegal_move"),
         ({"moves": ["hello"]}, 422, "illegal_move"),
-        ({"fen": "W:W33:B28", "moves": ["33x22", "1-6"]}, 422, "game_over"),
+        ({"variant": "international", "fen": "W:W33:B28", "moves": ["33x22", "1-6"]}, 422, "game_over"),
         ([1, 2], 400, "bad_request"),
         ("international", 400, "bad_request"),
     ],
@@ -207,7 +483,7 @@ def test_malformed_bodies(client):
 
 
 def test_state_and_legal_moves(client):
-    g = new_game(client, fen=TWO_ROUTES)
+    g = new_game(client, variant="international", fen=TWO_ROUTES)
     assert snapshot(client, g["id"]) == g
     r = client.get(f"/api/games/{g['id']}/moves")
     assert r.status_code == 200
@@ -226,7 +502,7 @@ def test_unknown_game(client):
 
 
 def test_move_by_text_and_by_path(client):
-    g = new_game(client, opponent="friend")
+    g = new_game(client, variant="international", opponent="friend")
     r = client.post(f"/api/games/{g['id']}/move", json={"move": "32-28"})
     assert r.status_code == 200
     s = r.json()
@@ -239,7 +515,7 @@ def test_move_by_text_and_by_path(client):
 
 
 def test_multi_capture_by_path(client):
-    g = new_game(client, fen=TWO_ROUTES, opponent="friend")
+    g = new_game(client, variant="international", fen=TWO_ROUTES, opponent="friend")
     s = client.post(f"/api/games/{g['id']}/move", json={"path": ["37", "28", "19", "8"]}).json()
     assert s["moves"] == ["37x8"] and s["pieces"] == {"8": "w", "11": "b", "22": "b", "44": "b"}
 
@@ -265,7 +541,7 @@ def test_multi_capture_by_path(client):
     ],
 )
 def test_bad_moves_change_nothing(client, body, status, code):
-    g = new_game(client, fen=TWO_ROUTES, opponent="friend")
+    g = new_game(client, variant="international", fen=TWO_ROUTES, opponent="friend")
     if body is None:
         r = client.post(f"/api/games/{g['id']}/move")
     else:
@@ -287,7 +563,7 @@ def test_ambiguous_move_text(client):
 
 
 def test_not_your_turn_against_the_computer(client):
-    g = new_game(client, human="black", level="easy")
+    g = new_game(client, variant="international", human="black", level="easy")
     error_of(client.post(f"/api/games/{g['id']}/move", json={"move": "32-28"}), 409, "not_your_turn")
     assert snapshot(client, g["id"]) == g
 
@@ -316,7 +592,7 @@ def test_rule_specific_captures(client):
 
 
 def test_game_end_no_pieces(client):
-    g = new_game(client, fen="W:W33:B28", level="easy")
+    g = new_game(client, variant="international", fen="W:W33:B28", level="easy")
     s = client.post(f"/api/games/{g['id']}/move", json={"path": ["33", "22"]}).json()
     assert s["result"] == {"result": "2-0", "winner": "white", "reason": "no pieces",
                            "message": "White wins: Black has no pieces left."}
@@ -352,7 +628,7 @@ def test_draw_by_threefold_repetition(client):
 
 @pytest.mark.parametrize("level, limit", [("easy", 0.5), ("hard", 2.5)])
 def test_engine_answers_in_time(client, level, limit):
-    g = new_game(client, level=level, seed=1)
+    g = new_game(client, variant="international", level=level, seed=1)
     s = client.post(f"/api/games/{g['id']}/move", json={"move": "32-28"}).json()
     assert s["computer_to_move"]
     start = time.perf_counter()
@@ -372,9 +648,9 @@ def test_engine_plays_first_when_the_human_is_second(client):
 
 
 def test_engine_errors(client):
-    g = new_game(client, level="easy")
+    g = new_game(client, variant="international", level="easy")
     error_of(client.post(f"/api/games/{g['id']}/engine"), 409, "not_computer_turn")
-    f = new_game(client, opponent="friend")
+    f = new_game(client, variant="international", opponent="friend")
     error_of(client.post(f"/api/games/{f['id']}/engine"), 409, "no_computer")
     assert snapshot(client, g["id"]) == g and snapshot(client, f["id"]) == f
 
@@ -382,7 +658,7 @@ def test_engine_errors(client):
 def test_concurrent_engine_requests_play_one_move():
     app = create_app()
     with TestClient(app) as client:
-        g = new_game(client, human="black", level="medium", seed=3)
+        g = new_game(client, variant="international", human="black", level="medium", seed=3)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as pool:
@@ -396,7 +672,7 @@ def test_concurrent_engine_requests_play_one_move():
 
 def test_a_search_for_an_old_position_is_dropped():
     store = SessionStore()
-    s = store.create({"level": "easy", "moves": ["32-28", "19-23"]})
+    s = store.create({"variant": "international", "level": "easy", "moves": ["32-28", "19-23"]})
     before = s.state()
     stale = Future()
     stale.set_result(SearchResult(best_move=next(iter(s.game.board.legal_moves)), ponder_move=None,
@@ -417,7 +693,7 @@ def test_a_search_for_an_old_position_is_dropped():
 
 
 def test_take_back_against_the_computer_takes_two_plies(client):
-    g = new_game(client, level="easy", seed=2)
+    g = new_game(client, variant="international", level="easy", seed=2)
     client.post(f"/api/games/{g['id']}/move", json={"move": "32-28"})
     s = client.post(f"/api/games/{g['id']}/engine").json()
     assert s["ply"] == 2
@@ -427,13 +703,13 @@ def test_take_back_against_the_computer_takes_two_plies(client):
 
 
 def test_take_back_in_a_friend_game_takes_one_ply(client):
-    g = new_game(client, opponent="friend", moves=["32-28", "19-23"])
+    g = new_game(client, variant="international", opponent="friend", moves=["32-28", "19-23"])
     s = client.post(f"/api/games/{g['id']}/takeback").json()
     assert s["moves"] == ["32-28"] and s["turn"] == "black"
 
 
 def test_take_back_ends_a_finished_game(client):
-    g = new_game(client, fen="W:W33:B28", opponent="friend")
+    g = new_game(client, variant="international", fen="W:W33:B28", opponent="friend")
     s = client.post(f"/api/games/{g['id']}/move", json={"move": "33x22"}).json()
     assert s["result"]
     s = client.post(f"/api/games/{g['id']}/takeback").json()
@@ -441,7 +717,7 @@ def test_take_back_ends_a_finished_game(client):
 
 
 def test_take_back_with_only_the_computers_move_is_refused(client):
-    g = new_game(client, human="black", level="easy")
+    g = new_game(client, variant="international", human="black", level="easy")
     s = client.post(f"/api/games/{g['id']}/engine").json()
     assert s["ply"] == 1 and not s["can_take_back"]
     error_of(client.post(f"/api/games/{g['id']}/takeback"), 409, "nothing_to_take_back")

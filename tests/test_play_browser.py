@@ -152,7 +152,52 @@ def move_rows(page) -> list[list[str]]:
 
 
 @needs_chromium
+def test_first_visit_plays_english_as_black_against_the_computer(page):
+    # the seed page on English draughts: "the American rules are the default; open the game
+    # and you play Black against the computer at once"
+    g = game(page)
+    assert g["variant"]["name"] == "english" and g["opponent"] == "computer" and g["level"] == "medium"
+    assert g["human"] == "black" and g["turn"] == "black" and g["ply"] == 0
+    assert page.get_attribute("#board", "data-bottom") == "black"
+    assert page.input_value("#variant") == "english" and page.input_value("#side") == "black"
+    assert page.input_value("#opponent") == "medium"
+    assert page.inner_text("#status").startswith("Your move (Black)")
+    assert page.inner_text("#first-head") == "Black"
+    assert page.locator("#board [data-piece]").count() == 24
+    # Black's men (1-12) at the bottom: square 1 below square 32, and they move up the screen
+    b1, b32 = box(page, "1"), box(page, "32")
+    assert b1["y"] > b32["y"] and piece(page, "1") == "b" and piece(page, "32") == "w"
+    assert page.get_attribute("#rules-link", "href") == "/rules/english.html"
+    shot(page, "00-first-visit-english")
+    click(page, "11")
+    click(page, "15")
+    page.wait_for_function("S.game.ply === 2")  # our move and the computer's reply
+    wait_ready(page)
+    g = game(page)
+    assert g["moves"][0] == "11-15" and g["turn"] == "black"
+
+    # reloading keeps the game
+    page.reload()
+    wait_ready(page)
+    assert game(page)["id"] == g["id"] and game(page)["moves"] == g["moves"]
+    assert page.input_value("#variant") == "english"
+
+    # switching to international: you play White at the bottom and begin
+    choose(page, "#variant", "international", variant="international")
+    wait_ready(page)
+    g = game(page)
+    assert g["human"] == "white" and g["turn"] == "white" and g["bottom"] == "white" and g["ply"] == 0
+    assert page.get_attribute("#board", "data-bottom") == "white"
+    assert page.input_value("#side") == "white" and page.input_value("#opponent") == "medium"
+    page.reload()
+    wait_ready(page)
+    assert game(page)["id"] == g["id"] and game(page)["variant"]["name"] == "international"
+
+
+@needs_chromium
 def test_short_international_game_against_the_computer(page):
+    choose(page, "#variant", "international", variant="international")
+    wait_ready(page)
     g = game(page)
     assert g["variant"]["name"] == "international" and g["human"] == "white"
     assert page.locator("#board [data-piece]").count() == 40
@@ -193,6 +238,7 @@ def test_short_international_game_against_the_computer(page):
 
 @needs_chromium
 def test_multi_capture_by_clicking_the_landing_squares(page):
+    choose(page, "#variant", "international", variant="international")
     choose(page, "#opponent", "friend")
     start_position(page, "W:W37:B32,22,23,11,13,44")
     # the capture is compulsory: the capturing man is marked
@@ -289,6 +335,8 @@ def test_italian_start_position_and_men_cannot_take_kings(page):
 
 @needs_chromium
 def test_the_game_ends_and_can_be_saved(page, tmp_path):
+    choose(page, "#variant", "international", variant="international")
+    wait_ready(page)
     start_position(page, "W:W33:B28")
     click(page, "33")
     click(page, "22")
@@ -334,3 +382,30 @@ def test_friend_game_on_one_screen_with_dragging(page):
     shot(page, "13-english-friend-flipped")
     page.goto(page.url.split("#")[0] + "rules/english.html")
     assert "Black moves first" in page.inner_text("main")
+
+
+@needs_chromium
+def test_the_rules_pages_in_the_browser(page, server):
+    from engine.variants import VARIANTS
+
+    for v in VARIANTS:
+        page.goto(f"{server}rules/{v.name}.html")
+        assert page.get_attribute("main", "data-variant") == v.name
+        headers = page.locator("table.compare thead th[data-variant]")
+        assert headers.count() == len(VARIANTS)
+        assert page.locator("table.compare thead th.current").get_attribute("data-variant") == v.name
+        assert page.locator("table.compare tbody tr").first.locator("td").count() == len(VARIANTS)
+        first = "White" if v.white_starts else "Black"
+        assert f"{first} moves first." in page.inner_text("main")
+        # the stylesheet is served and applied
+        assert page.evaluate("getComputedStyle(document.querySelector('header')).backgroundColor") \
+            == "rgb(59, 47, 39)"
+        if v.name in ("english", "italian"):
+            shot(page, f"14-rules-{v.name}")
+    page.goto(f"{server}rules/")
+    assert page.url.endswith("/rules/international.html")
+    page.click("nav.others a[href='no-forced-capture.html']")
+    assert page.get_attribute("main", "data-variant") == "no-forced-capture"
+    page.click("a[href='/']")
+    wait_ready(page)
+    assert game(page)["variant"]["name"] == "english"

@@ -2,8 +2,9 @@
 
 A thin translator, as the design card asks of every front end: ``session`` holds the games
 (an engine.game.Game each) and turns them into plain JSON; ``app`` maps HTTP requests onto it;
-``server`` runs it on localhost and opens the browser; ``static/`` is the page itself (plain
-HTML, CSS and JavaScript, no build step, no external network). Nothing here is imported by
+``server`` runs it on localhost and opens the browser; ``rules_pages`` writes the rules pages
+from the rules records of engine.variants; ``static/`` is the page itself (plain HTML, CSS and
+JavaScript, no build step, no external network). Nothing here is imported by
 ``engine`` or ``damka hub``: only the ``play`` command loads it.
 """
 
@@ -13,5 +14,5 @@ __all__ = ["STATIC_DIR"]
 
 from pathlib import Path
 
-#: the page, its script and style, and the rules pages (package data)
+#: the page, its script and style, and the rules pages' template, prose and style (package data)
 STATIC_DIR = Path(__file__).resolve().parent / "static"

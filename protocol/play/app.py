@@ -19,6 +19,9 @@ with a 4xx status, and a rejected request changes nothing):
 * ``POST /api/games/{id}/engine``      the computer plays its move -> state
 * ``POST /api/games/{id}/takeback``    take back the last move (and the computer's reply)
 * ``GET  /api/games/{id}/pdn``         the game as a PDN file (download)
+
+Pages: ``/`` the game, ``/rules/{name}.html`` a rules page written from the rules records
+(rules_pages; an alias redirects to its rule set's page), ``/static/...`` the page's files.
 """
 
 from __future__ import annotations
@@ -30,14 +33,16 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse,
+                                 RedirectResponse, Response)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from engine.variants import VARIANTS
 
-from . import STATIC_DIR
-from .session import LEVEL_NAMES, ApiError, PlaySession, SessionStore, read_no_fields
+from . import STATIC_DIR, rules_pages
+from .session import (DEFAULT_LEVEL, DEFAULT_OPPONENT, DEFAULT_VARIANT, LEVEL_NAMES, ApiError,
+                      PlaySession, SessionStore, read_no_fields)
 
 __all__ = ["create_app"]
 
@@ -79,13 +84,13 @@ def create_app(store: SessionStore | None = None) -> Starlette:
     async def variants(request: Request) -> Response:
         return JSONResponse({
             "variants": [
-                {"name": v.name, "title": v.title, "size": v.size,
+                {"name": v.name, "title": v.title, "label": rules_pages.menu_label(v), "size": v.size,
                  "first": "white" if v.white_starts else "black",
-                 "house_rule": v.size == 8}
+                 "house_rule": rules_pages.house_rule_allowed(v)}
                 for v in VARIANTS
             ],
             "levels": list(LEVEL_NAMES),
-            "defaults": {"variant": "international", "opponent": "computer", "level": "medium"},
+            "defaults": {"variant": DEFAULT_VARIANT, "opponent": DEFAULT_OPPONENT, "level": DEFAULT_LEVEL},
         })
 
     async def new_game(request: Request) -> Response:
@@ -139,6 +144,18 @@ def create_app(store: SessionStore | None = None) -> Starlette:
     async def rules_index(request: Request) -> Response:
         return RedirectResponse("/rules/international.html")
 
+    async def rules_page(request: Request) -> Response:
+        name = request.path_params["name"]
+        page = rules_pages.canonical_page(name)
+        if page is None:
+            raise HTTPException(404)
+        if page != name:
+            return RedirectResponse(f"/rules/{page}.html")
+        return HTMLResponse(rules_pages.render(page), headers={"Cache-Control": "no-cache"})
+
+    async def rules_css(request: Request) -> Response:
+        return FileResponse(STATIC_DIR / "rules" / "rules.css")
+
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
         return _error(exc)
@@ -164,7 +181,9 @@ def create_app(store: SessionStore | None = None) -> Starlette:
         Route("/api/games/{game_id}/takeback", take_back, methods=["POST"]),
         Route("/api/games/{game_id}/pdn", pdn),
         Route("/rules", rules_index),
-        Mount("/rules", StaticFiles(directory=STATIC_DIR / "rules", html=True)),
+        Route("/rules/", rules_index),
+        Route("/rules/rules.css", rules_css),
+        Route("/rules/{name}.html", rules_page),
         Mount("/static", StaticFiles(directory=STATIC_DIR)),
     ]
     app = Starlette(routes=routes, exception_handlers={ApiError: api_error, HTTPException: http_error})

@@ -31,9 +31,14 @@ from engine.squares import parse_square, row_col, square_name
 from engine.variants import UnknownVariantError, Variant, get_variant
 
 __all__ = ["ApiError", "Settings", "PlaySession", "SessionStore", "LEVEL_NAMES", "MOVE_TIME",
-           "read_new_game", "read_no_fields"]
+           "DEFAULT_VARIANT", "DEFAULT_OPPONENT", "DEFAULT_LEVEL", "read_new_game", "read_no_fields"]
 
 LEVEL_NAMES = ("easy", "medium", "hard")
+#: a new game without settings (a first visit): the American rules against the computer, as
+#: the rules pages say; the human takes the side that moves first in every rule set
+DEFAULT_VARIANT = "english"
+DEFAULT_OPPONENT = "computer"
+DEFAULT_LEVEL = "medium"
 #: the most the computer may think per move, seconds (the levels' node caps usually stop
 #: it far sooner; "hard" stays within about 2 s with the request around it)
 MOVE_TIME = {"easy": 0.3, "medium": 0.8, "hard": 1.5}
@@ -129,7 +134,7 @@ _NEW_GAME_FIELDS = {"variant", "forced_capture", "opponent", "level", "human", "
 def read_new_game(body: Any) -> tuple[Settings, str | None, list[str], int | None]:
     """Settings, start FEN, moves to replay and seed of a new-game request; ApiError if bad."""
     body = _object(body if body is not None else {}, _NEW_GAME_FIELDS)
-    name = _field(body, "variant", str, "international")
+    name = _field(body, "variant", str, DEFAULT_VARIANT)
     try:
         variant = get_variant(name)
     except UnknownVariantError as exc:
@@ -139,8 +144,8 @@ def read_new_game(body: Any) -> tuple[Settings, str | None, list[str], int | Non
         variant = variant.with_forced_capture(forced and variant.forced_capture)
     except ValueError as exc:
         raise ApiError(400, "bad_request", str(exc)) from None
-    opponent = _choice(body, "opponent", ("computer", "friend"), "computer")
-    level = _choice(body, "level", LEVEL_NAMES, "medium")
+    opponent = _choice(body, "opponent", ("computer", "friend"), DEFAULT_OPPONENT)
+    level = _choice(body, "level", LEVEL_NAMES, DEFAULT_LEVEL)
     first = _colour(variant.white_starts)
     human = _choice(body, "human", ("white", "black"), first)
     fen = _field(body, "fen", str)
@@ -148,7 +153,7 @@ def read_new_game(body: Any) -> tuple[Settings, str | None, list[str], int | Non
     if len(moves) > MAX_MOVES or not all(isinstance(m, str) for m in moves):
         raise ApiError(400, "bad_request", f"field 'moves' must be a list of at most {MAX_MOVES} strings")
     seed = _field(body, "seed", int)
-    settings = Settings(variant, opponent or "computer", level or "medium", human == "white")
+    settings = Settings(variant, opponent or DEFAULT_OPPONENT, level or DEFAULT_LEVEL, human == "white")
     return settings, fen, moves, seed
 
 
@@ -241,7 +246,7 @@ class PlaySession:
     def _squares(self) -> list[dict[str, Any]]:
         """Every dark square with its place on the drawn board (row 0 at the top)."""
         size = self.variant.size
-        mirrored = self.variant.numbering in ("italian", "spanish")
+        mirrored = self.variant.turned_board
         out = []
         for s in range(self.variant.squares):
             row, col = row_col(size, s)

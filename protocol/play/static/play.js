@@ -11,6 +11,7 @@ const ENGINE_DELAY_MS = 250; // let the human see their own move land first
 const S = {
   game: null,       // the last state from the server
   variants: [],
+  defaults: {},     // the server's settings for a game without any (a first visit)
   selected: null,   // origin square of the piece being moved
   steps: [],        // landing squares clicked so far in a multi-capture
   busy: false,      // a move request is on its way
@@ -243,7 +244,7 @@ function menuRequest() {
     variant: $("variant").value,
     forced_capture: !$("house").checked,
     opponent: opponent === "friend" ? "friend" : "computer",
-    level: opponent === "friend" ? (S.game ? S.game.level : "medium") : opponent,
+    level: opponent === "friend" ? (S.game ? S.game.level : S.defaults.level) : opponent,
     human: $("side").value,
   };
   const v = S.variants.find((x) => x.name === request.variant);
@@ -478,7 +479,7 @@ function fillVariants() {
   for (const v of S.variants) {
     const option = document.createElement("option");
     option.value = v.name;
-    option.textContent = `${v.title.split(" (")[0]} (${v.size}x${v.size})`;
+    option.textContent = v.label;
     select.appendChild(option);
   }
 }
@@ -517,7 +518,9 @@ async function start() {
   loadPrefs();
   wire();
   try {
-    S.variants = (await api("GET", "/api/variants")).variants;
+    const known = await api("GET", "/api/variants");
+    S.variants = known.variants;
+    S.defaults = known.defaults;
   } catch (e) {
     $("status").textContent = e.message;
     return;
@@ -533,7 +536,7 @@ async function start() {
       if (!(await newGame(request))) await newGame({});
     }
   } else {
-    await newGame({});
+    await newGame({});  // a first visit: the server's defaults (the American rules, you begin)
   }
   if (S.game && S.game.computer_to_move) engineMove(S.game.id);
 }
