@@ -97,6 +97,7 @@ class HubServer:
         self.params = Params()
         self._write_lock = threading.Lock()
         self._engine: "Engine | None" = None
+        self._warm_thread: threading.Thread | None = None
         self._engine_lock = threading.Lock()
         self._engine_key: tuple | None = None
         self.board: Board | None = None
@@ -235,7 +236,9 @@ class HubServer:
 
     def cmd_init(self, args: dict) -> None:
         self.send("ready")
-        threading.Thread(target=self._warm_up, name="damka-hub-init", daemon=True).start()
+        self._warm_thread = threading.Thread(target=self._warm_up, name="damka-hub-init",
+                                             daemon=True)
+        self._warm_thread.start()
 
     @staticmethod
     def _load_search() -> None:
@@ -265,6 +268,9 @@ class HubServer:
         from engine.search import Engine
         from engine.timeman import TimeSettings
 
+        warming = self._warm_thread
+        if not warm and warming is not None and warming is not threading.current_thread():
+            warming.join()  # its clear() would otherwise race the search about to start
         with self._engine_lock:
             p = self.params
             key = (self.variant, p.hash_mb)
