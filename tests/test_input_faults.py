@@ -33,3 +33,33 @@ def test_fen_ranges_still_read():
     v = get_variant("international")
     assert parse_fen(v, "W:W31-50:B1-20") == parse_fen(v, v.start_fen)
     assert parse_fen(v, "W:WK46-K50:B1") == parse_fen(v, "W:WK46,K47,K48,K49,K50:B1")
+
+
+@pytest.mark.parametrize("value", ["a\nquit", "x\r", "\r\nstop"])
+def test_hub_writer_refuses_a_line_break_in_a_value(value):
+    """``format_line`` wrote ``set-param name=x value="a`` and then ``quit"`` as a second
+    command: a line break ends a Hub line, and Hub has no escape."""
+    from protocol.hub.text import format_line
+
+    with pytest.raises(ValueError, match="line break"):
+        format_line("set-param", name="x", value=value)
+
+
+@pytest.mark.parametrize("args", [("a b",), ("",), ("x=y",)])
+def test_hub_writer_refuses_a_name_that_is_not_a_word(args):
+    from protocol.hub.text import format_line
+
+    with pytest.raises(ValueError, match="one word"):
+        format_line("go", *args)
+
+
+def test_hub_error_message_stays_on_one_line():
+    import io
+
+    from protocol.hub.server import HubServer
+    from protocol.hub.text import parse_line
+
+    out = io.StringIO()
+    HubServer(out).error('first line\nsecond "line"\r\nthird')
+    (line,) = out.getvalue().splitlines()
+    assert parse_line(line) == ("error", {"message": "first line second 'line' third"})

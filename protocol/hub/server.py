@@ -119,7 +119,8 @@ class HubServer:
                 time.sleep(self.params.line_pacing_ms / 1000)
 
     def error(self, message: str) -> None:
-        self.send("error", message=message.replace('"', "'"))
+        clean = " ".join(message.replace('"', "'").splitlines())  # one line, whatever it quotes
+        self.send("error", message=clean)
 
     # -- the loop --------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 Shared by the engine side (hub.py) and by clients that drive other Hub engines. Reading is
 Scan's tokeniser (spec §1.2): blanks separate tokens, a value is a bare word or everything up
 to the next ``"``, there is no escape. Writing quotes exactly when a value is empty or holds a
-blank, ``=`` or ``"``; a value can never contain ``"`` so the writer refuses one.
+blank, ``=`` or ``"``; a value can never contain ``"`` or a line break (it would end the line
+and start another command), so the writer refuses one, and a name that is not a word.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def format_value(value: object) -> str:
         text = str(value)
     if '"' in text:
         raise ValueError(f"a Hub value cannot contain a double quote: {text!r}")
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"a Hub value cannot contain a line break: {text!r}")
     if text == "" or any(not _is_name_char(c) for c in text):
         return f'"{text}"'
     return text
@@ -83,4 +86,7 @@ def format_line(command: str, *flags: str, **args: object) -> str:
     parts = [command, *flags]
     for name, value in args.items():
         parts.append(f"{name.replace('_', '-')}={format_value(value)}")
+    for word in (command, *flags, *args):
+        if not word or not all(_is_name_char(c) for c in word):
+            raise ValueError(f"a Hub command or name must be one word: {word!r}")
     return " ".join(parts)
