@@ -63,3 +63,23 @@ def test_hub_error_message_stays_on_one_line():
     HubServer(out).error('first line\nsecond "line"\r\nthird')
     (line,) = out.getvalue().splitlines()
     assert parse_line(line) == ("error", {"message": "first line second 'line' third"})
+
+
+@pytest.mark.parametrize("line", [
+    'set-param name=hash-mb value=inf', 'set-param name=move-overhead value=1e400',
+    'set-param name=line-pacing value=-inf', 'level nodes=inf', 'level moves=1e400 time=5',
+])
+def test_hub_infinite_numbers_are_bad_input_not_an_internal_error(line):
+    """``int(float("inf"))`` raises OverflowError, which the Hub engine reported as
+    ``error message="internal error: OverflowError ..."``."""
+    import io
+
+    from protocol.hub.server import HubServer
+
+    out = io.StringIO()
+    server = HubServer(out)
+    before = (repr(server.params), repr(server.limits))
+    server.handle(line)
+    answer = out.getvalue()
+    assert answer.startswith("error ") and "internal error" not in answer, answer
+    assert (repr(server.params), repr(server.limits)) == before

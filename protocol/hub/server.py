@@ -78,7 +78,7 @@ def _bool(text: str) -> bool:
 def _int(text: str, low: int, high: int) -> int:
     try:
         value = int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: inf, 1e400
         raise ValueError(f"not a number: {text!r}") from None
     if not low <= value <= high:
         raise ValueError(f"{value} is outside {low}..{high}")
@@ -342,7 +342,7 @@ class HubServer:
             if "infinite" in args:
                 fields = {"infinite": True}
             self.limits = Limits(**fields) if fields else None
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: nodes=inf
             raise HubError(f"bad level: {exc}") from None
 
     def cmd_go(self, args: dict) -> None:
