@@ -83,3 +83,16 @@ def test_hub_infinite_numbers_are_bad_input_not_an_internal_error(line):
     answer = out.getvalue()
     assert answer.startswith("error ") and "internal error" not in answer, answer
     assert (repr(server.params), repr(server.limits)) == before
+
+
+@pytest.mark.parametrize("body", [b"[" * 100_000, b'{"a":' * 3000, b"[" * 2029])
+def test_play_api_deeply_nested_json_is_a_400_not_a_500(body):
+    """``json.loads`` raises RecursionError on deep nesting: the API answered 500."""
+    pytest.importorskip("starlette", reason="the 'play' extra is not installed")
+    from starlette.testclient import TestClient
+
+    from protocol.play.app import create_app
+
+    client = TestClient(create_app(), raise_server_exceptions=False)
+    r = client.post("/api/games", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", r.text

@@ -72,6 +72,8 @@ async def _body(request: Request) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "bad_json", f"the request body is not valid JSON: {exc}") from None
+    except RecursionError:  # "[[[[..." nested past Python's recursion limit
+        raise ApiError(400, "bad_json", "the request body is nested too deeply") from None
 
 
 def create_app(store: SessionStore | None = None) -> Starlette:
