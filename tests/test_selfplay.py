@@ -198,6 +198,31 @@ def test_house_rule_variant(tmp_path):
         board.push(move_to(board, position(data, i)))
 
 
+def test_weights_file_is_played_and_recorded(tmp_path, capsys):
+    from engine.evaluation import layout, write_weights
+
+    men_only = np.zeros(layout("international").n_params)
+    men_only[:2] = 100.0  # material: a man is worth a man, in the middlegame and the endgame
+    weights = tmp_path / "men.dkw"
+    write_weights(weights, "international", men_only)
+    out = tmp_path / "learned"
+    assert selfplay_run(out, 2, 1, "--weights", str(weights)) == 0
+    recorded = json.loads((out / "meta.json").read_text())["settings"]["weights"]
+    assert recorded["evaluation"] == "learned" and recorded["layout"] == \
+        layout("international").fingerprint
+    assert not np.array_equal(arrays(out)["score"], arrays(out)["score"] * 0)
+    capsys.readouterr()
+    men_only[:2] = 120.0
+    write_weights(weights, "international", men_only)  # same name, other weights
+    assert selfplay_run(out, 4, 1, "--weights", str(weights)) == 2
+    assert "other settings" in capsys.readouterr().err
+    english = tmp_path / "english.dkw"
+    write_weights(english, "english", np.zeros(layout("english").n_params))
+    assert selfplay_run(tmp_path / "bad", 2, 1, "--weights", str(english)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("damka: error: weights file") and len(err.splitlines()) == 1
+
+
 def damka(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "protocol", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,

@@ -19,6 +19,10 @@ DEFAULT_NODES = 4000
 DEFAULT_RANDOM_PLIES = 8
 DEFAULT_MAX_PLIES = 400
 DEFAULT_HASH_MB = 8
+#: default of damka tune --l2 (a Gaussian prior with a standard deviation of 0.22 man)
+DEFAULT_L2 = 10.0
+#: default of damka tune --min-count
+DEFAULT_MIN_COUNT = 10
 
 
 def variant_label(variant: Variant) -> str:
@@ -123,14 +127,19 @@ def add_tune(subparsers) -> None:
     _variant_argument(p)
     p.add_argument("--lambda", dest="mix", type=bounded(float, "lambda", 0.0, 1.0), default=0.0,
                    metavar="L", help="weight of the search score in the target (default 0)")
-    p.add_argument("--l2", type=bounded(float, "l2", 0.0), default=1e-4, metavar="X",
-                   help="L2 penalty per squared weight in men, added to the mean "
-                        "cross-entropy (default 1e-4)")
+    p.add_argument("--l2", type=bounded(float, "l2", 0.0), default=DEFAULT_L2, metavar="X",
+                   help=f"L2 regularisation: a prior on the weights worth X positions of data "
+                        f"per squared man (default {DEFAULT_L2:g}; rare pattern entries stay "
+                        f"near zero)")
     p.add_argument("--epochs", type=bounded(int, "epochs", 1, 100000), default=300, metavar="N",
                    help="at most N L-BFGS iterations (default 300)")
     p.add_argument("--patience", type=bounded(int, "patience", 1, 100000), default=10,
                    metavar="N", help="stop after N iterations without a better validation "
                                      "loss (default 10)")
+    p.add_argument("--min-count", type=bounded(int, "min-count", 0), default=DEFAULT_MIN_COUNT,
+                   metavar="N", help=f"weights whose feature appears in fewer than N training "
+                                     f"positions keep their initial value (default "
+                                     f"{DEFAULT_MIN_COUNT})")
     p.add_argument("--k", type=bounded(float, "k", 1e-3), default=None, metavar="K",
                    help="the scale of sigmoid(eval / K) (default: fitted to the data's scores)")
     p.add_argument("--validation", type=bounded(float, "validation", 0.0, 0.9), default=0.1,

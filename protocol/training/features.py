@@ -18,7 +18,7 @@ from scipy import sparse
 
 from engine.variants import Variant
 
-__all__ = ["evaluation", "design_matrix", "weights_info", "BATCH"]
+__all__ = ["evaluation", "design_matrix", "weights_info", "file_sha256", "BATCH"]
 
 #: positions turned into feature rows at a time (bounds the temporary memory)
 BATCH = 250_000
@@ -60,17 +60,22 @@ def design_matrix(variant: Variant, white: np.ndarray, black: np.ndarray, kings:
 
 
 def weights_info(variant: Variant, path: "str | None") -> dict[str, Any]:
-    """Which weights an engine of ``variant`` plays with: the file given or the shipped one,
-    its sha256 and the layout fingerprint (all None without a learned evaluation)."""
-    try:
-        ev = evaluation()
-    except ValueError:
-        if path is not None:
-            raise
-        return {"file": None, "sha256": None, "layout": None}
-    file = Path(path) if path is not None else Path(ev.default_weights_path(variant))
-    if path is not None:
-        ev.read_weights(file, variant)  # a bad file fails here, before any worker starts
-    digest = hashlib.sha256(file.read_bytes()).hexdigest() if file.exists() else None
-    return {"file": str(path) if path is not None else "default", "sha256": digest,
-            "layout": str(ev.layout(variant).fingerprint)}
+    """Which evaluation an engine of ``variant`` plays with: the weights file given, or the
+    engine's default (the shipped weights, or the hand-written evaluation), with the file's
+    sha256 and the layout fingerprint. A bad weights file fails here, before any game."""
+    ev = evaluation()
+    if path is None:
+        name = ev.DEFAULT_EVALUATION
+        if name != "learned":
+            return {"evaluation": name, "file": None, "sha256": None, "layout": None}
+        file = Path(ev.default_weights_path(variant))
+    else:
+        file = Path(path)
+    ev.read_weights(file, variant)
+    return {"evaluation": "learned", "file": "default" if path is None else str(path),
+            "sha256": file_sha256(file), "layout": str(ev.layout(variant).fingerprint)}
+
+
+def file_sha256(path: "str | Path") -> str:
+    """The sha256 of a file's bytes, in hex."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

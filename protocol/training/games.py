@@ -8,7 +8,6 @@ the settings and its id: the same seed gives the same games on any number of wor
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -51,11 +50,8 @@ class SelfPlaySettings:
 
 
 def make_engine(settings: SelfPlaySettings) -> Engine:
-    """The engine of one worker, with the weights file when one is given."""
-    if settings.weights is None:
-        return Engine(settings.rules, hash_mb=settings.hash_mb)
-    if "weights" not in inspect.signature(Engine).parameters:
-        raise ValueError("this damka's engine takes no weights file (no learned evaluation)")
+    """The engine of one worker: the learned evaluation with the weights file when one is
+    given, else the engine's default evaluation."""
     return Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.weights)
 
 

@@ -3,7 +3,9 @@
 With ``X`` the design (scipy.sparse CSR, one row per position, one column per weight), ``w``
 the weights (hundredths of a man), ``K`` the scale and ``t`` the target in [0, 1], the fit
 minimises the mean cross-entropy of ``t`` against ``sigmoid(X w / K)`` plus
-``l2 * sum((w / 100) ** 2)`` (the penalty counts weights in men) by full-batch L-BFGS
+``l2 * sum((w / 100) ** 2) / N`` over the N training positions (a Gaussian prior on the
+weights in men, worth ``l2`` positions of evidence, so that it weighs as much against a
+large data set as against a small one) by full-batch L-BFGS
 (scipy.optimize), and keeps the weights of the iteration with the lowest validation loss:
 it stops when that loss has not improved for ``patience`` iterations. Only sparse products
 ``X @ w`` and ``X.T @ r`` are formed; no dense matrix of the features ever exists.
@@ -74,36 +76,52 @@ class _Stop(Exception):
 def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.csr_matrix,
                 t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
                 patience: int = 10, init: np.ndarray | None = None,
-                report: Report | None = None) -> Fit:
+                report: Report | None = None, min_count: int = 0) -> Fit:
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
 
-    Without validation rows the last iteration's weights are kept.
+    Weights whose feature is nonzero in fewer than ``min_count`` training positions keep their
+    initial value (too rare to learn from). Without validation rows the last iteration's
+    weights are kept.
     """
     n, n_params = x_train.shape
     if n == 0:
         raise ValueError("no training positions")
     x_train = sparse.csr_matrix(x_train, dtype=np.float64)
     x_val = sparse.csr_matrix(x_val, dtype=np.float64)
-    x_train_t = x_train.T.tocsr()  # the gradient's product, row-major for speed
     t_train = np.asarray(t_train, np.float64)
     t_val = np.asarray(t_val, np.float64)
-    penalty = l2 / (MAN * MAN)
+    penalty = l2 / (MAN * MAN * n)
     w0 = np.zeros(n_params) if init is None else np.asarray(init, np.float64).copy()
+    # L-BFGS works on u = w / d, with d from the diagonal of the Hessian (p(1-p) <= 1/4):
+    # the features differ in scale by orders of magnitude, and unscaled it crawls
+    squares = np.asarray(x_train.multiply(x_train).sum(axis=0)).ravel() / n
+    curvature = 0.25 * squares / (k * k) + 2.0 * penalty
+    d = 1.0 / np.sqrt(np.where(curvature > 0, curvature, 1.0))
+    if min_count > 0:  # frozen weights: no step, no gradient
+        d[np.bincount(x_train.indices, minlength=n_params) < min_count] = 0.0
+    u0 = np.divide(w0, d, out=np.zeros(n_params), where=d > 0)
+    fixed = np.where(d > 0, 0.0, w0)  # the frozen weights, added back to d * u
 
-    def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
+    last: list = [None, 0.0]  # the last weights the objective saw and their cross-entropy
+
+    def objective(u: np.ndarray) -> tuple[float, np.ndarray]:
+        w = d * u + fixed
         z = x_train @ w / k
-        loss = cross_entropy(z, t_train) + penalty * float(w @ w)
-        grad = x_train_t @ (expit(z) - t_train) / (n * k) + 2.0 * penalty * w
-        return loss, grad
+        last[:] = [w, cross_entropy(z, t_train)]
+        loss = last[1] + penalty * float(w @ w)
+        grad = x_train.T @ (expit(z) - t_train) / (n * k) + 2.0 * penalty * w
+        return loss, d * grad
 
     fit = Fit(w0.copy(), 0)
     validate = x_val.shape[0] > 0
     best = np.inf
 
-    def record(w: np.ndarray) -> None:
+    def record(u: np.ndarray) -> None:
         nonlocal best
+        w = d * u + fixed
         iteration = len(fit.train_loss)
-        train = cross_entropy(x_train @ w / k, t_train)
+        seen = last[0] is not None and np.array_equal(last[0], w)
+        train = last[1] if seen else cross_entropy(x_train @ w / k, t_train)
         val = cross_entropy(x_val @ w / k, t_val) if validate else float("nan")
         fit.train_loss.append(train)
         fit.validation_loss.append(val)
@@ -111,14 +129,14 @@ def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.c
             report(iteration, train, val)
         if not validate or val < best:
             best, fit.best_iteration = (val if validate else best), iteration
-            fit.weights = w.copy()
+            fit.weights = w
         elif iteration - fit.best_iteration >= patience:
             fit.stopped_early = True
             raise _Stop
 
-    record(w0)
+    record(u0)
     try:
-        optimize.minimize(objective, w0, jac=True, method="L-BFGS-B", callback=record,
+        optimize.minimize(objective, u0, jac=True, method="L-BFGS-B", callback=record,
                           options={"maxiter": iterations, "maxcor": 20, "ftol": 1e-15,
                                    "gtol": 1e-12})
     except _Stop:

@@ -9,7 +9,6 @@ Ctrl-C stops the workers and keeps every finished game that follows the written 
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 import signal
@@ -18,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from .features import file_sha256
 from .data import DataError, GameRecord, Meta, read_meta, write_chunk, write_meta
 from .games import SelfPlaySettings, make_engine, play_game
 
@@ -45,17 +45,13 @@ class Summary:
         return self.positions / self.seconds if self.seconds > 0 else 0.0
 
 
-def file_digest(path: "str | os.PathLike[str]") -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def settings_record(settings: SelfPlaySettings, openings_file: str | None,
                     weights: dict[str, Any]) -> dict[str, Any]:
     """The settings as meta.json keeps them: what a resumed run must match."""
     record = asdict(settings)
     del record["variant"], record["weights"]
     record["openings"] = None if openings_file is None else {
-        "file": str(openings_file), "sha256": file_digest(openings_file)}
+        "file": str(openings_file), "sha256": file_sha256(openings_file)}
     record["weights"] = weights
     return record
 
@@ -79,18 +75,27 @@ def prepare_directory(out: "str | os.PathLike[str]", variant: str,
     differ = [key for key in sorted(set(settings) | set(meta.settings))
               if _comparable(settings.get(key)) != _comparable(meta.settings.get(key))]
     if differ:
-        details = ", ".join(f"{key}: {meta.settings.get(key)!r} there, {settings.get(key)!r} now"
-                            for key in differ)
+        details = ", ".join(f"{key}: {_shown(meta.settings.get(key))} there, "
+                            f"{_shown(settings.get(key))} now" for key in differ)
         raise DataError(f"{out} was written with other settings ({details}); "
                         "resume with the same settings or use another --out")
     return meta
 
 
 def _comparable(value: Any) -> Any:
-    """Openings are compared by content, not by the path they were given as."""
+    """Openings and weights are compared by content, not by the path they were given as."""
     if isinstance(value, dict) and "sha256" in value:
-        return value["sha256"]
+        return {key: item for key, item in value.items() if key != "file"}
     return value
+
+
+def _shown(value: Any) -> str:
+    """A setting as an error message names it (a file with the start of its hash)."""
+    if isinstance(value, dict) and "sha256" in value:
+        if value["sha256"] is None:
+            return str(value.get("evaluation"))
+        return f"{value['file']} (sha256 {value['sha256'][:12]})"
+    return repr(value)
 
 
 class _Writer:

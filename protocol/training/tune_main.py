@@ -63,7 +63,7 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
                 bar.update(1)
 
         fit = fit_weights(x_train, t_train, x_val, t_val, k, args.l2, args.epochs,
-                          args.patience, init, report)
+                          args.patience, init, report, args.min_count)
     try:
         ev.write_weights(args.out, variant, fit.weights)
     except OSError as exc:

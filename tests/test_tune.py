@@ -1,0 +1,247 @@
+"""``damka tune``: the fit recovers weights planted in synthetic data (sparse designs, and the
+evaluation's own features of random positions), the loss goes down, the split keeps games
+whole, and data of another rule set, format or layout is refused with one clear line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import sparse
+from scipy.special import expit
+
+from engine import get_variant
+from engine.evaluation import feature_rows, layout, read_weights, write_weights
+from protocol.cli import main
+from protocol.training.data import GameRecord, Meta, write_chunk, write_meta
+from protocol.training.dataset import split_by_game
+from protocol.training.logistic import fit_k, fit_weights
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def planted_design(rng, rows: int, params: int, per_row: int) -> sparse.csr_matrix:
+    indices = rng.integers(0, params, size=(rows, per_row))
+    values = rng.choice([-1.0, 1.0, 2.0], size=(rows, per_row))
+    return sparse.csr_matrix((values.ravel(), indices.ravel(),
+                              np.arange(0, rows * per_row + 1, per_row)), shape=(rows, params))
+
+
+def test_fit_recovers_planted_weights_and_the_loss_decreases():
+    rng = np.random.default_rng(5)
+    x = planted_design(rng, 30_000, 400, 12)
+    planted = rng.normal(0.0, 40.0, 400)
+    k = 150.0
+    won = (rng.random(x.shape[0]) < expit(x @ planted / k)).astype(np.float64)
+    fit = fit_weights(x[:27_000], won[:27_000], x[27_000:], won[27_000:], k, l2=1.0,
+                      iterations=200)
+    assert np.corrcoef(fit.weights, planted)[0, 1] > 0.97
+    assert fit.train_loss[fit.best_iteration] < fit.train_loss[0] - 0.05
+    assert fit.validation_loss[fit.best_iteration] < fit.validation_loss[0] - 0.05
+    assert fit.validation_loss[fit.best_iteration] == min(fit.validation_loss)
+
+
+def test_fit_stops_when_validation_stops_improving():
+    """Pure noise: the training loss keeps falling, the validation loss does not."""
+    rng = np.random.default_rng(6)
+    x = planted_design(rng, 3_000, 2_000, 10)
+    noise = (rng.random(3_000) < 0.5).astype(np.float64)
+    fit = fit_weights(x[:2_000], noise[:2_000], x[2_000:], noise[2_000:], 100.0, l2=0.0,
+                      iterations=500, patience=5)
+    assert fit.stopped_early
+    assert len(fit.validation_loss) - 1 == fit.best_iteration + 5
+    assert fit.train_loss[-1] < fit.train_loss[fit.best_iteration]
+
+
+def test_fit_k_finds_the_scale_of_the_scores():
+    rng = np.random.default_rng(7)
+    score = rng.normal(0.0, 250.0, 40_000)
+    result = (rng.random(40_000) < expit(score / 120.0)).astype(np.float64)
+    assert fit_k(score, result) == pytest.approx(120.0, rel=0.08)
+
+
+def test_split_by_game_keeps_games_whole_and_follows_the_seed():
+    game = np.repeat(np.arange(200), 7)
+    val = split_by_game(game, 0.1, seed=3)
+    assert val.sum() == 20 * 7
+    for g in range(200):
+        assert len(set(val[game == g])) == 1
+    assert np.array_equal(val, split_by_game(game, 0.1, seed=3))
+    assert not np.array_equal(val, split_by_game(game, 0.1, seed=4))
+    assert not split_by_game(game, 0.0, seed=3).any()
+
+
+# -- the command, with the evaluation's own features -----------------------------------------
+
+
+def random_positions(rng, variant, count: int):
+    """Random men (and a few kings), none on its own promotion row, each position with its
+    own density so that the game phase (which splits middlegame and endgame weights) varies
+    widely, and sparse enough that many pattern entries are seen hundreds of times."""
+    size = variant.size
+    squares = size * size // 2
+    row = np.arange(squares) // (size // 2)
+    fill = rng.uniform(0.03, 0.3, (count, 1))
+    draw = rng.random((count, squares))
+    white = (draw < fill) & (row > 0)
+    black = (draw > 1 - fill) & (row < size - 1)
+    kings = (white | black) & (rng.random((count, squares)) < 0.04)
+    bits = np.uint64(1) << np.arange(squares, dtype=np.uint64)
+    pack = lambda m: (m * bits).sum(axis=1, dtype=np.uint64)  # noqa: E731
+    return pack(white), pack(black), pack(kings), rng.random(count) < 0.5
+
+
+def write_planted_data(out: Path, label: str, rows: dict, score: np.ndarray,
+                       result: np.ndarray, per_game: int = 10) -> None:
+    """A self-play directory holding the given positions as games of ``per_game``."""
+    out.mkdir(parents=True)
+    n = len(score)
+    records = []
+    for g, start in enumerate(range(0, n, per_game)):
+        part = slice(start, min(start + per_game, n))
+        m = part.stop - part.start
+        records.append(GameRecord(
+            positions={**{name: rows[name][part] for name in rows},
+                       "result": result[part], "score": score[part],
+                       "quiet": np.ones(m, bool), "opponent_capture": np.zeros(m, bool),
+                       "game": np.full(m, g), "ply": np.arange(m)},
+            game={"game_id": g, "game_winner": 0, "game_end": 0, "game_plies": m,
+                  "final_white": 0, "final_black": 0, "final_kings": 0,
+                  "final_white_to_move": True}))
+    meta = Meta(label, {"planted": True})
+    entry = write_chunk(out, 0, records)
+    meta.chunks.append(entry)
+    meta.games_done, meta.positions = entry["games"], entry["positions"]
+    write_meta(out, meta)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """Russian positions with results drawn from planted weights: (dir, weights, K, planted
+    params, planted evaluation).
+
+    The layout's features overlap by design (the pattern tables also see the men that the
+    material counts, middlegame and endgame weights split one feature by the phase), so only
+    some weights can be told apart by any amount of data. Weights are planted on the
+    well-covered ones that can: features of at least a tenth of the positions whose column is
+    not (nearly) a combination of the other frequent columns (variance inflation under 10),
+    each scaled to an equal share of the evaluation.
+    """
+    rng = np.random.default_rng(11)
+    variant = get_variant("russian")
+    white, black, kings, to_move = random_positions(rng, variant, 20_000)
+    indptr, indices, values = feature_rows(variant, white, black, kings, to_move)
+    n_params = layout(variant).n_params
+    x = sparse.csr_matrix((values, indices, indptr), shape=(len(white), n_params))
+    frequent = np.flatnonzero(np.bincount(indices, minlength=n_params) >= len(white) // 10)
+    dense = x[:, frequent].toarray()
+    gram = dense.T @ dense
+    inflation = np.diag(np.linalg.pinv(gram)) * np.diag(gram)
+    chosen = (inflation < 10) & (np.diag(gram) > 0)
+    params = frequent[chosen]
+    weights = np.zeros(n_params)
+    weights[params] = rng.normal(0.0, 40.0, len(params)) / np.sqrt(
+        np.diag(gram)[chosen] / len(white))
+    k = 110.0
+    evaluation = x @ weights
+    won = rng.random(len(white)) < expit(evaluation / k)
+    result = np.where(won, 1, -1).astype(np.int8)
+    score = np.clip(np.round(evaluation + rng.normal(0, 20, len(white))), -9999, 9999)
+    out = tmp_path_factory.mktemp("planted") / "russian"
+    rows = {"white": white, "black": black, "kings": kings, "white_to_move": to_move}
+    write_planted_data(out, "russian", rows, score.astype(np.int16), result)
+    return out, weights, k, params, x
+
+
+def test_tune_recovers_planted_weights(planted, tmp_path, capsys):
+    data, weights, k, params, x = planted
+    assert len(params) >= 15
+    out = tmp_path / "fitted.dkw"
+    assert main(["tune", str(data), "--out", str(out), "--l2", "1", "--min-count", "1800",
+                 "--patience", "30", "--seed", "2", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    fitted_k = float(re.search(r"K = ([\d.]+)", text).group(1))
+    assert fitted_k == pytest.approx(k, rel=0.2)
+    losses = re.search(r"train loss ([\d.]+) -> ([\d.]+), validation ([\d.]+) -> ([\d.]+)", text)
+    train0, train1, val0, val1 = map(float, losses.groups())
+    assert train1 < train0 - 0.05 and val1 < val0 - 0.05
+    fitted = read_weights(out, "russian")
+    assert np.corrcoef(x @ fitted, x @ weights)[0, 1] > 0.97
+    assert np.corrcoef(fitted[params], weights[params])[0, 1] > 0.93
+
+
+def test_tune_is_reproducible(planted, tmp_path):
+    data = planted[0]
+    outs = [tmp_path / "a.dkw", tmp_path / "b.dkw"]
+    for out in outs:
+        assert main(["tune", str(data), "--out", str(out), "--epochs", "5", "--k", "110",
+                     "--quiet"]) == 0
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+
+
+def one_line_error(capsys, words: str) -> None:
+    err = capsys.readouterr().err
+    assert err.startswith("damka: error:") and words in err and len(err.splitlines()) == 1
+
+
+def test_tune_rejects_another_rule_set(planted, tmp_path, capsys):
+    data = planted[0]
+    assert main(["tune", str(data), "--out", str(tmp_path / "w.dkw"), "--variant",
+                 "english", "--quiet"]) == 2
+    one_line_error(capsys, "not english")
+    other = tmp_path / "brazilian"
+    rows = {"white": np.array([1], np.uint64), "black": np.array([1 << 30], np.uint64),
+            "kings": np.zeros(1, np.uint64), "white_to_move": np.ones(1, bool)}
+    write_planted_data(other, "brazilian", rows, np.zeros(1, np.int16), np.zeros(1, np.int8))
+    assert main(["tune", str(data), str(other), "--out", str(tmp_path / "w.dkw"),
+                 "--quiet"]) == 2
+    one_line_error(capsys, "not russian")
+    assert not (tmp_path / "w.dkw").exists()
+
+
+def test_tune_rejects_another_format_or_layout(planted, tmp_path, capsys):
+    data = planted[0]
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    meta = json.loads((data / "meta.json").read_text())
+    (newer / "meta.json").write_text(json.dumps({**meta, "version": 99}))
+    assert main(["tune", str(newer), "--out", str(tmp_path / "w.dkw"), "--quiet"]) == 2
+    one_line_error(capsys, "version")
+    assert main(["tune", str(tmp_path), "--out", str(tmp_path / "w.dkw"), "--quiet"]) == 2
+    one_line_error(capsys, "meta.json")
+    foreign = tmp_path / "international.dkw"
+    write_weights(foreign, "international", np.zeros(layout("international").n_params))
+    assert main(["tune", str(data), "--out", str(tmp_path / "w.dkw"), "--init", str(foreign),
+                 "--quiet"]) == 2
+    one_line_error(capsys, str(foreign))
+
+
+def damka(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "protocol", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_tune_help_names_the_options():
+    run = damka("tune", "--help")
+    assert run.returncode == 0
+    for option in ("DATA_DIR", "--out", "--variant", "--lambda", "--l2", "--epochs", "--k",
+                   "--validation", "--seed", "--init", "--quiet-only"):
+        assert option in run.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--out", "w.dkw"], "DATA_DIR"),
+    (["data", "--out", "w.dkw", "--lambda", "2"], "lambda must be between 0.0 and 1.0"),
+    (["data", "--out", "w.dkw", "--validation", "x"], "validation must be a number"),
+    (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),
+])
+def test_tune_bad_arguments_one_line_no_traceback(args, words):
+    run = damka("tune", *args)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.startswith("damka: error:") and words in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
