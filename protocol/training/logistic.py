@@ -94,7 +94,7 @@ def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.c
     w0 = np.zeros(n_params) if init is None else np.asarray(init, np.float64).copy()
     # L-BFGS works on u = w / d, with d from the diagonal of the Hessian (p(1-p) <= 1/4):
     # the features differ in scale by orders of magnitude, and unscaled it crawls
-    squares = np.asarray(x_train.multiply(x_train).sum(axis=0)).ravel() / n
+    squares = np.bincount(x_train.indices, weights=x_train.data ** 2, minlength=n_params) / n
     curvature = 0.25 * squares / (k * k) + 2.0 * penalty
     d = 1.0 / np.sqrt(np.where(curvature > 0, curvature, 1.0))
     if min_count > 0:  # frozen weights: no step, no gradient
