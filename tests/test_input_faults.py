@@ -96,3 +96,17 @@ def test_play_api_deeply_nested_json_is_a_400_not_a_500(body):
     client = TestClient(create_app(), raise_server_exceptions=False)
     r = client.post("/api/games", content=body, headers={"content-type": "application/json"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", r.text
+
+
+@pytest.mark.parametrize("body", [b'{"\\uda00":null}', b'{"variant": "\\ud800"}', b'["\\udfff"]'])
+def test_play_api_lone_surrogate_in_json_is_a_400_not_a_500(body):
+    """JSON may escape a lone surrogate; the answer that quoted it (an unknown field) could not
+    be encoded as UTF-8, and the API answered 500."""
+    pytest.importorskip("starlette", reason="the 'play' extra is not installed")
+    from starlette.testclient import TestClient
+
+    from protocol.play.app import create_app
+
+    client = TestClient(create_app(), raise_server_exceptions=False)
+    r = client.post("/api/games", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", r.text

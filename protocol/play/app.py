@@ -69,11 +69,16 @@ async def _body(request: Request) -> Any:
     if kind not in ("application/json", "text/plain", ""):
         raise ApiError(415, "unsupported_media_type", "send the request body as application/json")
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "bad_json", f"the request body is not valid JSON: {exc}") from None
     except RecursionError:  # "[[[[..." nested past Python's recursion limit
         raise ApiError(400, "bad_json", "the request body is nested too deeply") from None
+    try:  # "\ud800" is valid JSON but no Unicode text: an answer quoting it could not be sent
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "bad_json", "the request body holds a lone surrogate (\\uD800-\\uDFFF)") from None
+    return value
 
 
 def create_app(store: SessionStore | None = None) -> Starlette:
