@@ -35,6 +35,9 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
     random_plies = args.random_plies
     if random_plies is None:
         random_plies = 0 if openings else DEFAULT_RANDOM_PLIES
+    if args.max_plies <= random_plies:
+        raise DataError(f"--max-plies {args.max_plies} leaves no move after {random_plies} "
+                        "random plies")
     nodes = args.nodes if args.nodes is not None or args.depth else DEFAULT_NODES
     settings = SelfPlaySettings(variant_label(variant), nodes, args.depth, random_plies,
                                 args.seed, args.max_plies, args.hash, args.weights)
@@ -43,13 +46,13 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
         meta = prepare_directory(args.out, settings.variant, record)
     except OSError as exc:
         raise DataError(f"{args.out}: {exc.strerror or exc}") from None
-    workers = args.workers or os.cpu_count() or 1
     if meta.games_done >= args.games:
         print(f"selfplay: {args.out} already holds {meta.games_done} games")
         return 0
 
     from tqdm import tqdm
 
+    workers = min(args.workers or os.cpu_count() or 1, args.games - meta.games_done)
     bar = tqdm(total=args.games, initial=meta.games_done, unit="game", file=sys.stderr,
                desc=f"selfplay {settings.variant}", disable=args.quiet, dynamic_ncols=True)
     started = time.perf_counter()
@@ -60,8 +63,7 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
         bar.update(1)
 
     try:
-        summary = run_selfplay(settings, args.out, args.games,
-                               min(workers, args.games - meta.games_done), meta, openings,
+        summary = run_selfplay(settings, args.out, args.games, workers, meta, openings,
                                progress)
     finally:
         bar.close()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +22,9 @@ __all__ = ["main"]
 
 def main(args: argparse.Namespace, variant: Variant | None) -> int:
     started = time.perf_counter()
+    folder = Path(args.out).resolve().parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise DataError(f"{args.out}: cannot write there ({folder} is no writable directory)")
     positions = load_positions(args.data, variant, args.quiet_only)
     variant = positions.variant
     if len(positions) == 0:
