@@ -386,24 +386,24 @@ def _numbered(number: list[str], tokens: list[str]) -> list[str]:
     return tokens
 
 
-def _after_tokens(items: list, k: int) -> list[str]:
+def _after_tokens(items: list, k: int, renumber: bool = True) -> list[str]:
     """Comments and variations after half-move ``k``; a variation replaces that move."""
     out: list[str] = []
     for item in items:
         if isinstance(item, Comment):
             out.append(_comment(item.text))
         else:
-            out.extend(_line_tokens(item, k))
+            out.extend(_line_tokens(item, k, renumber))
     return out
 
 
-def _line_tokens(line: Line, k: int) -> list[str]:
+def _line_tokens(line: Line, k: int, renumber: bool = True) -> list[str]:
     out = [_comment(c.text) for c in line.before]
     forced = True
     for j, move in enumerate(line.moves):
         out += _numbered(_number(k + j, forced), _nag_tokens(move.text, move.notes.nags))
-        out += _after_tokens(move.notes.after, k + j)
-        forced = bool(move.notes.after)
+        out += _after_tokens(move.notes.after, k + j, renumber)
+        forced = renumber and bool(move.notes.after)
     if line.result:
         out.append(line.result)
     if not out:
@@ -413,16 +413,17 @@ def _line_tokens(line: Line, k: int) -> list[str]:
     return out
 
 
-def _movetext(game: Game) -> list[str]:
+def _movetext(game: Game, comments: bool = True, renumber: bool = True) -> list[str]:
     offset = _numbering(game.variant, game.start.white_to_move)
-    out = _after_tokens(game.intro, offset)
+    out = _after_tokens(game.intro, offset, renumber) if comments else []
     board = Board(game.variant, game.start)
     forced = True
     for i, (move, notes) in enumerate(zip(game.moves, game.notes)):
         k = i + offset
         out += _numbered(_number(k, forced), _nag_tokens(board.pdn(move), notes.nags))
-        out += _after_tokens(notes.after, k)
-        forced = bool(notes.after)
+        after = notes.after if comments else []
+        out += _after_tokens(after, k, renumber)
+        forced = renumber and bool(after)
         board.push(move)
     out.append(game.result)
     return out
@@ -444,9 +445,16 @@ def _wrap(tokens: list[str], width: int) -> list[str]:
     return lines
 
 
-def write_game(game: Game, width: int = WIDTH) -> str:
-    """The game as PDN text: tags, a blank line, the moves wrapped at ``width``, a newline."""
-    lines = _tag_lines(game) + [""] + _wrap(_movetext(game), width)
+def write_game(game: Game, width: int = WIDTH, comments: bool = True,
+               renumber: bool = True) -> str:
+    """The game as PDN text: tags, a blank line, the moves wrapped at ``width``, a newline.
+
+    ``comments=False`` leaves out the comments and variations (annotation marks stay);
+    ``renumber=False`` writes no ``12...`` before a second player's move that follows a comment
+    or a variation. Either makes a file that pydraughts (0.6.7) reads: its reader drops the
+    comments and then loses its way on a move number written twice.
+    """
+    lines = _tag_lines(game) + [""] + _wrap(_movetext(game, comments, renumber), width)
     return "\n".join(lines) + "\n"
 
 
