@@ -58,6 +58,20 @@ def test_fit_stops_when_validation_stops_improving():
     assert fit.train_loss[-1] < fit.train_loss[fit.best_iteration]
 
 
+def test_fit_keeps_weights_in_range_and_rare_ones_at_their_start():
+    rng = np.random.default_rng(8)
+    x = planted_design(rng, 5_000, 60, 6)
+    x = sparse.hstack([x, sparse.csr_matrix(([1.0], ([0], [0])), shape=(5_000, 1))]).tocsr()
+    planted = np.append(rng.normal(0.0, 400.0, 60), 0.0)
+    won = (rng.random(5_000) < expit(x @ planted / 100.0)).astype(np.float64)
+    start = np.full(61, 7.0)
+    fit = fit_weights(x, won, x[:0], won[:0], 100.0, iterations=100, init=start,
+                      min_count=2, limit=250.0)
+    assert np.abs(fit.weights).max() <= 250.0
+    assert np.isclose(np.abs(fit.weights).max(), 250.0)  # the bound was needed
+    assert fit.weights[60] == 7.0  # seen once: kept
+
+
 def test_fit_k_finds_the_scale_of_the_scores():
     rng = np.random.default_rng(7)
     score = rng.normal(0.0, 250.0, 40_000)

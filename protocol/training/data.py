@@ -46,6 +46,7 @@ positions of each). A chunk is written under a temporary name and renamed, and t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ __all__ = [
     "write_chunk",
     "read_chunk",
     "read_games",
+    "file_sha256",
 ]
 
 FORMAT = "damka-selfplay"
@@ -183,6 +185,11 @@ def write_meta(directory: "str | os.PathLike[str]", meta: Meta) -> None:
     tmp = path.with_name(META + ".tmp")
     tmp.write_text(json.dumps(meta.to_json(), indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def file_sha256(path: "str | os.PathLike[str]") -> str:
+    """The sha256 of a file's bytes, in hex (how meta.json names openings and weights)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def chunk_name(index: int) -> str:

@@ -8,7 +8,6 @@ here, so a tree without it fails with one clear message.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 from pathlib import Path
 from typing import Any, Callable
@@ -18,7 +17,9 @@ from scipy import sparse
 
 from engine.variants import Variant
 
-__all__ = ["evaluation", "design_matrix", "weights_info", "file_sha256", "BATCH"]
+from .data import file_sha256
+
+__all__ = ["evaluation", "design_matrix", "weights_info", "BATCH"]
 
 #: positions turned into feature rows at a time (bounds the temporary memory)
 BATCH = 250_000
@@ -74,8 +75,3 @@ def weights_info(variant: Variant, path: "str | None") -> dict[str, Any]:
     ev.read_weights(file, variant)
     return {"evaluation": "learned", "file": "default" if path is None else str(path),
             "sha256": file_sha256(file), "layout": str(ev.layout(variant).fingerprint)}
-
-
-def file_sha256(path: "str | Path") -> str:
-    """The sha256 of a file's bytes, in hex."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -76,12 +76,14 @@ class _Stop(Exception):
 def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.csr_matrix,
                 t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
                 patience: int = 10, init: np.ndarray | None = None,
-                report: Report | None = None, min_count: int = 0) -> Fit:
+                report: Report | None = None, min_count: int = 0,
+                limit: float | None = None) -> Fit:
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
 
     Weights whose feature is nonzero in fewer than ``min_count`` training positions keep their
-    initial value (too rare to learn from). Without validation rows the last iteration's
-    weights are kept.
+    initial value (too rare to learn from); ``limit`` bounds every fitted weight's magnitude
+    (what the weights file can hold). Without validation rows the last iteration's weights
+    are kept.
     """
     n, n_params = x_train.shape
     if n == 0:
@@ -129,15 +131,20 @@ def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.c
             report(iteration, train, val)
         if not validate or val < best:
             best, fit.best_iteration = (val if validate else best), iteration
-            fit.weights = w
+            fit.weights = w if limit is None else np.clip(w, -limit, limit)  # (rounding)
         elif iteration - fit.best_iteration >= patience:
             fit.stopped_early = True
             raise _Stop
 
+    bounds = None
+    if limit is not None:
+        span = np.divide(limit, d, out=np.zeros(n_params), where=d > 0)
+        u0 = np.clip(u0, -span, span)
+        bounds = optimize.Bounds(-span, span)
     record(u0)
     try:
         optimize.minimize(objective, u0, jac=True, method="L-BFGS-B", callback=record,
-                          options={"maxiter": iterations, "maxcor": 20, "ftol": 1e-15,
+                          bounds=bounds, options={"maxiter": iterations, "maxcor": 20, "ftol": 1e-15,
                                    "gtol": 1e-12})
     except _Stop:
         pass

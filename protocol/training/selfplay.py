@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from .features import file_sha256
-from .data import DataError, GameRecord, Meta, read_meta, write_chunk, write_meta
+from .data import (DataError, GameRecord, Meta, file_sha256, read_meta, write_chunk,
+                   write_meta)
 from .games import SelfPlaySettings, make_engine, play_game
 
 __all__ = ["Summary", "run_selfplay", "settings_record", "prepare_directory"]

@@ -11,6 +11,10 @@ from pathlib import Path
 import numpy as np
 
 from engine.variants import Variant
+from engine.weights_file import SCALE
+
+#: the largest weight a weights file holds (int16 in 1/SCALE hundredths of a man)
+WEIGHT_LIMIT = 32767 / SCALE
 
 from .data import SCORE_CLIP, DataError
 from .dataset import load_positions, split_by_game
@@ -68,7 +72,7 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
                 bar.update(1)
 
         fit = fit_weights(x_train, t_train, x_val, t_val, k, args.l2, args.epochs,
-                          args.patience, init, report, args.min_count)
+                          args.patience, init, report, args.min_count, WEIGHT_LIMIT)
     try:
         ev.write_weights(args.out, variant, fit.weights)
     except OSError as exc:
