@@ -13,6 +13,10 @@ from protocol.hub.text import parse_line
 from hub_process import HubProcess
 
 START = "W" + "b" * 20 + "e" * 10 + "w" * 20
+#: seconds a loaded 2-core machine may add to any answer (a scheduler delay, not the engine's
+#: own time): the tests check that the engine answers, stops and keeps to its budget, and
+#: leave speed figures to bench/
+LOAD = 0.5
 SHOT = "WeebeeeeeeeeeeeeeebeeeeeeeeebeeeeweeeeeeeeeeeeWeeee"  # W:W33,K46:B3,18,28
 
 
@@ -189,9 +193,9 @@ def test_every_level_form(hub, level):
     if "nodes" in level:
         assert int(infos[-1]["nodes"]) <= 3000 + 1100  # the core polls every 1024 nodes
     if "move-time=0.2" in level:
-        assert elapsed < 0.2 + 0.15
+        assert elapsed < 0.2 + LOAD
     if level.startswith("time=3"):
-        assert elapsed < 3.0
+        assert elapsed < 3.0 + LOAD
 
 
 def test_go_without_level_uses_a_default_limit(hub):
@@ -200,7 +204,7 @@ def test_go_without_level_uses_a_default_limit(hub):
     start = time.monotonic()
     hub.send("go think")
     _done(hub)
-    assert time.monotonic() - start < 3.0
+    assert time.monotonic() - start < 2.0 + LOAD  # DEFAULT_MOVETIME
 
 
 def test_infinite_analysis_until_stop_with_ping_served(hub):
@@ -221,11 +225,12 @@ def test_infinite_analysis_until_stop_with_ping_served(hub):
                 break
             assert line.startswith("info")
         time.sleep(0.05)
-    assert max(delays) < 0.05, delays
+    # answered while the search goes on (the loop above read no done), and soon
+    assert max(delays) < LOAD, delays
     sent = time.monotonic()
     hub.send("stop")
     done, _ = _done(hub, timeout=2)
-    assert time.monotonic() - sent < 0.5
+    assert time.monotonic() - sent < LOAD
     assert Board().parse_move(done["move"]) in Board().legal_moves
 
 
@@ -243,7 +248,7 @@ def test_ponder_then_ponder_hit(hub):
     hub.send("ponder-hit")
     start = time.monotonic()
     done, _ = _done(hub, timeout=3)
-    assert time.monotonic() - start < 0.6
+    assert time.monotonic() - start < 0.3 + LOAD
     board = _board_after("32-28")
     assert board.parse_move(done["move"]) in board.legal_moves
 
