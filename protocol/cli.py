@@ -322,14 +322,19 @@ def _int_range(name: str, low: int, high: int) -> Callable[[str], int]:
     return read
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"seconds must be in (0, 3600], not {value}")
-    return value
+def _seconds_up_to(high: float, zero: bool = False) -> Callable[[str], float]:
+    """Seconds in (0, high], or [0, high] with ``zero``. (A name of its own: ``_seconds``
+    above serves analyse and match.)"""
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        if not (0 <= value if zero else 0 < value) or not value <= high:
+            raise argparse.ArgumentTypeError(
+                f"seconds must be in {'[' if zero else '('}0, {high:g}], not {value}")
+        return value
+    return read
 
 
 def _whole_minutes(text: str) -> int:
@@ -374,8 +379,17 @@ def _add_dxp(subparsers) -> None:
                    help="hash table size (default 64)")
     p.add_argument("--level", default="full", choices=("easy", "medium", "hard", "full"),
                    help="playing strength (default full)")
-    p.add_argument("--move-time", type=_seconds, default=1.0, metavar="SECONDS",
+    p.add_argument("--move-time", type=_seconds_up_to(3600), default=1.0, metavar="SECONDS",
                    help="time per move when a game request gives 0 minutes (default 1.0)")
+    p.add_argument("--max-sessions", type=_int_range("max-sessions", 1, 64), default=2,
+                   metavar="N", help="listening: connections served at once, each with its own "
+                   "engine and hash table (memory: N x --hash); more are told busy (default 2)")
+    p.add_argument("--idle-timeout", type=_seconds_up_to(86400, zero=True), default=300.0,
+                   metavar="SECONDS",
+                   help="drop a peer that sends nothing this long, except while its clock runs "
+                   "in a game (default 300; 0: never)")
+    p.add_argument("--no-flag", action="store_true",
+                   help="do not claim a game when the peer oversteps the GAMEREQ clock")
     p.add_argument("--quiet", action="store_true", help="no log lines on stdout")
     p.add_argument("--verbose", action="store_true", help="log every message sent and received")
     p.set_defaults(run=_run_dxp)

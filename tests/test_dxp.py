@@ -9,8 +9,6 @@ from __future__ import annotations
 import datetime
 import queue
 import random
-import re
-import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from dxp_peers import REPO, DamkaDxp, RawPeer
 from engine import Board
 from engine.search import Engine
 from protocol.dxp.server import (
@@ -49,12 +48,8 @@ from protocol.dxp.codec import (
     GameAccept,
     GameEnd,
     GameRequest,
-    Reassembler,
-    decode,
-    encode,
 )
 
-REPO = Path(__file__).resolve().parents[1]
 START = "z" * 20 + "e" * 10 + "w" * 20
 FAST = 0.02  # seconds per move in the in-process games
 
@@ -364,67 +359,13 @@ def test_the_initiator_listens_and_the_follower_connects(engines):
 # -- a real process: pydraughts' DXPEngine and bad input --------------------------------------
 
 
-class FollowerProcess:
-    def __init__(self, pdn: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "protocol", "dxp", "--port", "0", "--move-time", "0.05",
-             "--hash", "16", "--pdn", str(pdn)],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            text=True, bufsize=1,
-        )
-        first = self.proc.stdout.readline()
-        found = re.search(r"listening on 127\.0\.0\.1:(\d+)$", first.strip())
-        assert found, f"unexpected first line {first!r}"
-        self.port = int(found.group(1))
-        self.lines: list[str] = []
-        threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 @pytest.fixture(scope="module")
 def follower_process(tmp_path_factory):
     pdn = tmp_path_factory.mktemp("dxp") / "follower.pdn"
-    proc = FollowerProcess(pdn)
+    proc = DamkaDxp("--move-time", "0.05", "--hash", "16", "--pdn", str(pdn))
     proc.pdn = pdn
     yield proc
     proc.close()
-
-
-class RawPeer:
-    """A hand-driven DXP peer: raw messages out, decoded messages in (with timeouts)."""
-
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.frames = Reassembler()
-        self.pending: list[str] = []
-
-    def send_raw(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def send(self, message) -> None:
-        self.sock.sendall(encode(message))
-
-    def recv(self, timeout: float = 10.0):
-        deadline = time.monotonic() + timeout
-        while not self.pending:
-            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
-            data = self.sock.recv(4096)
-            assert data, "the follower closed the connection"
-            self.pending += self.frames.feed(data)
-        return decode(self.pending.pop(0))
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def test_bad_input_and_dropped_connections_do_not_stop_the_follower(follower_process):

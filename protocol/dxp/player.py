@@ -88,6 +88,7 @@ class DxpPlayer(Player):
         self.address: tuple[str, int] = spec.address
         self.sock: socket.socket | None = None
         self._inbox: "queue.Queue[tuple[float, Message | DxpError] | None]" = queue.Queue()
+        self._ended = threading.Event()  # the reader saw the connection end
         self._white = True
         self._sent_ply = 0
         self._turn_since = 0.0
@@ -105,9 +106,12 @@ class DxpPlayer(Player):
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
             raise EngineCrash(f"cannot connect to {host}:{port}: {exc}") from None
-        threading.Thread(target=self._read, name=f"dxp-{self.name}", daemon=True).start()
+        self._inbox = queue.Queue()
+        self._ended = threading.Event()
+        threading.Thread(target=self._read, args=(self._inbox, self._ended),
+                         name=f"dxp-{self.name}", daemon=True).start()
 
-    def _read(self) -> None:
+    def _read(self, inbox: queue.Queue, ended: threading.Event) -> None:
         frames = Reassembler()
         sock = self.sock
         assert sock is not None
@@ -119,12 +123,13 @@ class DxpPlayer(Player):
                 at = time.monotonic()
                 for text in frames.feed(data):
                     try:
-                        self._inbox.put((at, decode(text)))
+                        inbox.put((at, decode(text)))
                     except DxpError as exc:
-                        self._inbox.put((at, exc))
+                        inbox.put((at, exc))
         except OSError:
             pass
-        self._inbox.put(None)
+        ended.set()
+        inbox.put(None)
 
     def _send(self, message: Message) -> float:
         """Send one message; returns when it went out."""
@@ -172,6 +177,9 @@ class DxpPlayer(Player):
     # -- the game ------------------------------------------------------------------------------
 
     def new_game(self, game: Game, white: bool, control: TimeControl) -> None:
+        if self._ended.is_set():  # the follower closed an idle connection between games
+            self.abort()
+            self.start()
         self._drain()
         board = game.board
         start = Game(self.variant).start

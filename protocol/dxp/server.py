@@ -8,13 +8,23 @@ Three layers, each knowing nothing of the one above it:
   and drives the search facade (engine.search.Engine). It never touches a socket, so a whole
   dialogue can be scripted in a test;
 * the transport (here): sockets, pacing of our messages, and the listen/accept and connect
-  loops. The connection's thread reads the socket; searches run in one long-lived thread per
-  session (run_connection explains the locking).
+  loops. Each connection has its own thread (reading the socket, and waking the session when
+  a deadline passes), its own session and its own engine; ``max_sessions`` of them play at
+  once, and a connection beyond that is told "busy" (a CHAT, and GAMEACC code 2 for its
+  GAMEREQ). Searches run in one long-lived thread per session (run_connection explains the
+  locking).
+
+Clocks: a GAMEREQ with a thinking time gives each side that many minutes for the game. The
+session charges the peer from the moment our message went out to the moment its move came
+in, and when that passes its clock by more than the transport grace (flag_grace) it claims
+the game on time: a CHAT and GAMEEND "I win" (unless ``no_flag``). A peer that says nothing
+for ``idle_timeout`` seconds is dropped, except while it is the peer's move in a game with a
+clock (its clock rules then) and while we think.
 
 Bad input never ends the process: an illegal move or a malformed or unexpected message ends
 the game in progress with a CHAT saying why and a GAMEEND (the bad message used up the peer's
-turn, so the turn is ours); a dropped connection ends it silently, and the server goes back to
-waiting for the next connection.
+turn, so the turn is ours); a malformed GAMEREQ is refused (CHAT and GAMEACC code 2); a
+dropped connection ends it silently, and the server goes on serving.
 Every finished game goes to the ``on_game`` callback (a PDN file with ``--pdn``).
 DXP exists for international draughts (10x10) only.
 """
@@ -24,6 +34,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import queue
+import select
 import socket
 import sys
 import threading
@@ -37,10 +48,11 @@ from engine import __version__
 from engine.board import Board
 from engine.draws import DrawCounters, game_history, next_counters
 from engine.errors import DamkaError
-from engine.fen import parse_fen, write_fen
-from engine.game import draw_termination
+from engine.fen import parse_fen
+from engine.game import Game, Termination, draw_termination
 from engine.move import Move
 from engine.notation import square_letters
+from engine.pdn import append_game, write_game
 from engine.position import Position
 from engine.search import Engine, Limits, SearchResult
 from engine.squares import square_number, square_of_number
@@ -61,6 +73,7 @@ from protocol.dxp.codec import (
     GameAccept,
     GameEnd,
     GameRequest,
+    GameRequestError,
     Message,
     Reassembler,
     UnsupportedVersionError,
@@ -79,8 +92,10 @@ __all__ = [
     "DxpSession",
     "SearchDone",
     "run_connection",
+    "refuse_busy",
     "DxpServer",
     "connect",
+    "record_game",
     "pdn_game",
     "draw_by_rules",
     "main",
@@ -96,6 +111,21 @@ PACE = 0.1
 DEFAULT_MOVETIME = 1.0
 #: seconds per move once our clock has run out (we still move rather than stall the game)
 LAST_RESORT_MOVETIME = 0.05
+#: the peer loses on time once it has used its clock plus this grace for the transport: our
+#: measure of its time includes the network both ways and the wake-ups on both sides
+FLAG_GRACE = 0.5
+#: ... plus this much for each move the peer has made (round trips add up over a game)
+FLAG_GRACE_PER_MOVE = 0.05
+#: drop a peer silent this long (seconds; not while its clock runs in a game, nor while we think)
+DEFAULT_IDLE_TIMEOUT = 300.0
+#: connections served at once by default (each has its own engine and hash table)
+DEFAULT_MAX_SESSIONS = 2
+#: a connection beyond the limit waits this long for a session to end before it is told busy
+BUSY_WAIT = 0.5
+#: ... then this long for its GAMEREQ (answered with GAMEACC code 2) before it is closed
+BUSY_LINGER = 2.0
+#: the longest the reading thread sleeps before it asks the session for its next deadline
+POLL_CAP = 0.2
 NAME = f"damka {__version__}"[:NAME_WIDTH]
 
 Log = Callable[[str], None]
@@ -167,7 +197,9 @@ def draw_rule(position: Position, counters: DrawCounters, earlier: Sequence[Posi
 
 @dataclass(frozen=True)
 class GameRecord:
-    """A finished (or abandoned) game, as written to the PDN file."""
+    """A finished (or abandoned) game, as written to the PDN file. ``termination`` says why in
+    words (a PDN comment after the last move); ``ending`` is the Termination of an end the
+    board does not show (a time forfeit, a resignation), None when the rules or nobody know."""
 
     round: int
     white: str
@@ -179,59 +211,48 @@ class GameRecord:
     date: datetime.date
     site: str = "DXP"
     event: str = "DXP game"
+    ending: Termination | None = None
+
+
+def record_game(record: GameRecord) -> Game:
+    """The record as an engine.game Game: the tags, the moves, the end (``Game.end`` for an
+    end the rules do not give, such as a loss on time) and the why as a closing comment."""
+    tags = {
+        "Event": record.event,
+        "Site": record.site,
+        "Date": record.date.strftime("%Y.%m.%d"),
+        "Round": str(record.round),
+        "White": record.white,
+        "Black": record.black,
+        "GameType": str(VARIANT.gametype),
+    }
+    game = Game(VARIANT, record.start, tags)
+    for move in record.moves:
+        game.push(move)
+    if record.result != "*":
+        rules = game.rules_outcome()
+        if (rules is None or rules.result != record.result
+                or record.ending not in (None, rules.termination)):
+            game.end(record.result, record.ending)
+    if record.termination:
+        game.add_comment(record.termination)
+    return game
 
 
 def pdn_game(record: GameRecord) -> str:
-    """A minimal PDN game: the seven-tag roster, GameType, FEN when not the start position,
-    the moves and the result. (Kept to one function so a full PDN writer can replace it.)"""
-    board = Board(VARIANT, record.start)
-    tags = [
-        ("Event", record.event),
-        ("Site", record.site),
-        ("Date", record.date.strftime("%Y.%m.%d")),
-        ("Round", str(record.round)),
-        ("White", record.white),
-        ("Black", record.black),
-        ("Result", record.result),
-        ("GameType", str(VARIANT.gametype)),
-    ]
-    if record.start != parse_fen(VARIANT, VARIANT.start_fen):
-        tags.append(("FEN", write_fen(VARIANT, record.start)))
-    lines = [f'[{name} "{_pdn_escape(value)}"]' for name, value in tags]
-    words: list[str] = []
-    number = 1
-    for i, move in enumerate(record.moves):
-        text = board.pdn(move)
-        if board.white_to_move:
-            text = f"{number}. {text}"  # a move number is never split from its move
-        elif i == 0:
-            text = f"{number}... {text}"
-        words.append(text)
-        if not board.white_to_move:
-            number += 1
-        board.push(move)
-    if record.termination:
-        words.append("{" + record.termination.replace("}", ")") + "}")
-    words.append(record.result)
-    lines.append("")
-    line = ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > 79:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    lines.append(line)
-    return "\n".join(lines) + "\n\n"
+    """The record as PDN (engine.pdn's writer): the seven-tag roster, GameType, FEN when not
+    the start position, Termination for an end the board does not show, the moves, the why
+    in a comment and the result; a blank line after it."""
+    return write_game(record_game(record)) + "\n"
 
 
-def _pdn_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+_pdn_lock = threading.Lock()
 
 
 def append_pdn(path: str, record: GameRecord) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(pdn_game(record))
+    """Append one game in one write (sessions of several connections share the file)."""
+    with _pdn_lock:
+        append_game(path, record_game(record))
 
 
 # -- the session --------------------------------------------------------------------------
@@ -244,7 +265,7 @@ class MatchSettings:
     ask to go back to ply ``to`` before moving."""
 
     games: int = 2
-    minutes: int = 0
+    minutes: int = 0  #: whole minutes, as GAMEREQ writes them
     moves: int = 0
     white_first: bool = True
     fen: str | None = None
@@ -256,13 +277,29 @@ class DxpSettings:
     name: str = NAME
     movetime: float = DEFAULT_MOVETIME  #: per move when the GAMEREQ gives 0 minutes
     match: MatchSettings | None = None  #: None: we follow; else we initiate these games
+    #: never claim a game when the peer's clock runs out
+    no_flag: bool = False
+    #: drop a peer silent this many seconds (None: never); see DxpSession.wake_at
+    idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
+    #: seconds in a minute of the GAMEREQ clock: 60, except in tests that need a short clock
+    minute: float = 60.0
 
 
 @dataclass
 class MatchProgress:
-    """Games requested so far by the initiator; shared by the connections of one match."""
+    """Games requested so far by the initiator; shared by the connections of one match
+    (which may run at once: ``take`` counts under a lock)."""
 
     requested: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def take(self, games: int) -> int | None:
+        """The index of the next game to request, or None when all ``games`` are."""
+        with self._lock:
+            if self.requested >= games:
+                return None
+            self.requested += 1
+            return self.requested - 1
 
 
 @dataclass(frozen=True)
@@ -348,14 +385,18 @@ class _Game:
 
     board: Board
     we_white: bool
-    minutes: float
+    minutes: int
     move_limit: int
     opponent: str
     round: int
     date: datetime.date
+    #: seconds on each side's clock for the game (None: no clock, 0 minutes)
+    clock: float | None = None
     our_used: float = 0.0
+    #: the peer's time as we measure it (from our message going out to its move coming in)
     their_used: float = 0.0
-    turn_started: float | None = None
+    turn_started: float | None = None  #: when our turn began
+    their_turn_started: float | None = None  #: when the peer's turn began (its clock runs)
     takebacks_done: set = field(default_factory=set)
     #: every position of the game and its draw counters, kept move by move (replaying the
     #: game for the draw rules would cost time on every move of a long game)
@@ -381,6 +422,13 @@ class _Game:
 
     def draw(self) -> str | None:
         return draw_rule(self.board.position, self.counters[-1], self.positions[:-1])
+
+    def flag_at(self) -> float | None:
+        """When the peer's clock runs out, grace included, if its clock is running."""
+        if self.clock is None or self.their_turn_started is None:
+            return None
+        grace = FLAG_GRACE + FLAG_GRACE_PER_MOVE * self.moves_played(not self.we_white)
+        return self.their_turn_started + self.clock - self.their_used + grace
 
     @property
     def our_turn(self) -> bool:
@@ -417,7 +465,9 @@ class DxpSession:
     Feed it ``receive(text, at)`` for every message text and ``search_done(event)`` for every
     event that ``post`` received; each returns the messages to send, in order. ``done``
     turns true when the connection should be closed once those are sent. ``at`` is the
-    monotonic time the message arrived (our clock for the move starts then).
+    monotonic time the message arrived (our clock for the move starts then). The transport
+    tells ``sent(message, at)`` when a message went out (the peer's clock starts then), and
+    calls ``tick(now)`` once ``wake_at()`` has passed (a time forfeit, or an idle peer).
     """
 
     def __init__(
@@ -456,20 +506,25 @@ class DxpSession:
         self._requested: tuple[bool, Board] | None = None  # initiator: GAMEREQ sent
         self._pending_back: int | None = None  # initiator: BACKREQ sent for this ply
         self._last_sent_end = False
+        self._quiet_since = time.monotonic()  # the last message either way
 
     # -- entry points ------------------------------------------------------------------
 
-    def start(self) -> list[Message]:
+    def start(self, at: float | None = None) -> list[Message]:
         """The first messages on a new connection (the initiator's GAMEREQ)."""
+        self._quiet_since = time.monotonic() if at is None else at
         return self._sent(self._request_game() if self.match else [])
 
     def receive(self, text: str, at: float | None = None) -> list[Message]:
         """One message text (NUL removed) from the peer."""
         at = time.monotonic() if at is None else at
+        self._quiet_since = at
         try:
             message = decode(text)
         except UnsupportedVersionError as exc:
             return self._sent(self._unsupported_version(exc))
+        except GameRequestError as exc:
+            return self._sent(self._bad_request(exc))
         except DxpError as exc:
             return self._sent(self._protocol_error(f"malformed message ({exc.reason}): {text[:60]!r}"))
         try:
@@ -481,6 +536,51 @@ class DxpSession:
     def handle(self, message: Message, at: float) -> list[Message]:
         handler = getattr(self, "_on_" + type(message).__name__)
         return handler(message, at)
+
+    def sent(self, message: Message, at: float) -> None:
+        """A message of ours went out at ``at``: the peer's silence counts from then, and so
+        does its clock when the message handed it the turn."""
+        self._quiet_since = at
+        game = self.game
+        if (game is not None and game.their_turn_started is not None
+                and isinstance(message, (DxpMove, GameAccept, BackAccept))):
+            game.their_turn_started = max(game.their_turn_started, at)
+
+    def wake_at(self) -> float | None:
+        """The monotonic time at which ``tick`` has something to do, or None."""
+        flag, idle = self._deadlines()
+        times = [t for t in (flag, idle) if t is not None]
+        return min(times) if times else None
+
+    def tick(self, now: float | None = None) -> list[Message]:
+        """Deadlines that have passed: claim the game when the peer's time is up (a CHAT and
+        GAMEEND, reason "I win"), or drop a peer that has been silent too long."""
+        now = time.monotonic() if now is None else now
+        if self.done:
+            return []
+        flag, idle = self._deadlines()
+        if flag is not None and now >= flag:
+            return self._sent(self._claim_time(now))
+        if idle is not None and now >= idle:
+            return self._sent(self._drop_idle(now))
+        return []
+
+    def _deadlines(self) -> tuple[float | None, float | None]:
+        """(when the peer loses on time, when it is dropped for silence), each None if not
+        pending. Neither runs while we think; while the peer's clock runs, only the flag
+        does (with ``no_flag``, the idle timeout counts from its fall)."""
+        if self.done or self._search is not None:
+            return None, None
+        game, idle = self.game, self.settings.idle_timeout
+        flag = None
+        if (game is not None and not game.our_turn and self._pending_back is None
+                and not self._awaiting_end):
+            flag = game.flag_at()
+        if flag is not None:
+            if not self.settings.no_flag:
+                return flag, None
+            return None, (None if idle is None else max(flag, self._quiet_since) + idle)
+        return None, (None if idle is None else self._quiet_since + idle)
 
     def search_done(self, event: SearchDone) -> list[Message]:
         """A search finished: play its move (stale searches are ignored)."""
@@ -501,6 +601,7 @@ class DxpSession:
         game.turn_started = None
         self.handling.append(max(0.0, spent - result.time))
         game.push(move)
+        game.their_turn_started = now  # (``sent`` moves it to when the MOVE went out)
         return self._sent([move_to_dxp(move, spent)])
 
     def disconnect(self, reason: str) -> None:
@@ -529,13 +630,7 @@ class DxpSession:
     def _on_GameRequest(self, request: GameRequest, at: float) -> list[Message]:
         if self.match:
             return self._protocol_error("GAMEREQ sent to the initiator")
-        out: list[Message] = []
-        if self.game is not None:  # the initiator has given up this game for a new one
-            why = "a new GAMEREQ arrived during the game"
-            self._cancel_search()
-            self._record("*", why)
-            out.append(Chat.safe(f"game abandoned: {why}"))
-        self._awaiting_end = False
+        out = self._abandon_for_request()
         try:
             start = (position_from_dxp(request.position) if request.position
                      else parse_fen(VARIANT, VARIANT.start_fen))
@@ -554,11 +649,31 @@ class DxpSession:
         out.append(GameAccept(self.settings.name, AcceptCode.ACCEPTED))
         if self.game.our_turn:
             out += self._our_turn(at)
+        else:
+            self.game.their_turn_started = at  # (``sent``: from when GAMEACC went out)
         return out
 
     def _refuse(self, why: str) -> list[Message]:
         self.log(f"refused a game: {why}")
         return [Chat.safe(why), GameAccept(self.settings.name, AcceptCode.REFUSED_THIS_GAME)]
+
+    def _bad_request(self, exc: GameRequestError) -> list[Message]:
+        """A GAMEREQ that breaks the layout (a thinking time of "0.5", say): refused with
+        GAMEACC code 2 and a CHAT saying which field is wrong, as a game we cannot play."""
+        if self.match:
+            return self._protocol_error("GAMEREQ sent to the initiator")
+        out = self._abandon_for_request()
+        return out + self._refuse(f"GAMEREQ refused: {exc.reason}")
+
+    def _abandon_for_request(self) -> list[Message]:
+        """A GAMEREQ during a game: the initiator has given that game up for a new one."""
+        self._awaiting_end = False
+        if self.game is None:
+            return []
+        why = "a new GAMEREQ arrived during the game"
+        self._cancel_search()
+        self._record("*", why)
+        return [Chat.safe(f"game abandoned: {why}")]
 
     def _unsupported_version(self, exc: UnsupportedVersionError) -> list[Message]:
         if self.match:
@@ -576,7 +691,10 @@ class DxpSession:
             self._begin(board, we_white, m.minutes, m.moves, accept.name)
             white, black = (self.settings.name, accept.name) if we_white else (accept.name, self.settings.name)
             self.log(f"game {self.game.round}: {white} - {black}")
-            return self._our_turn(at) if self.game.our_turn else []
+            if self.game.our_turn:
+                return self._our_turn(at)
+            self.game.their_turn_started = at
+            return []
         self.log(f"{accept.name or 'the follower'} refused the game (code {int(accept.code)})")
         if accept.code == AcceptCode.REFUSED_THIS_GAME:
             return self._request_game()
@@ -591,11 +709,16 @@ class DxpSession:
             return self._protocol_error(f"MOVE outside a game: {message.to_text()}")
         if game.our_turn or self._pending_back is not None:
             return self._protocol_error(f"MOVE out of turn: {message.to_text()}")
+        flag = game.flag_at()
+        if flag is not None and at >= flag and not self.settings.no_flag:
+            return self._claim_time(at)  # the move came too late: the turn is ours, the game too
         move = find_move(game.board, message)
         if move is None:
             return self._protocol_error(f"illegal move {message.to_text()} ({_move_words(message)})")
         game.push(move)
-        game.their_used += message.seconds
+        if game.their_turn_started is not None:
+            game.their_used += max(0.0, at - game.their_turn_started)
+            game.their_turn_started = None
         return self._our_turn(at)
 
     def _on_GameEnd(self, end: GameEnd, at: float) -> list[Message]:
@@ -627,7 +750,10 @@ class DxpSession:
         self._take_back(target)
         self.log(f"took back to move {request.move_number} ({'White' if request.white_to_move else 'Black'})")
         out: list[Message] = [BackAccept(BackCode.ACCEPTED)]
-        return out + (self._our_turn(at) if game.our_turn else [])
+        if game.our_turn:
+            return out + self._our_turn(at)
+        game.their_turn_started = at
+        return out
 
     def _on_BackAccept(self, accept: BackAccept, at: float) -> list[Message]:
         game, target = self.game, self._pending_back
@@ -636,15 +762,18 @@ class DxpSession:
         self._pending_back = None
         if accept.code == BackCode.ACCEPTED:
             self._take_back(target)
-            return self._our_turn(at) if game.our_turn else []
-        return self._our_turn(at)  # refused: carry on as if nothing happened (our turn)
+            if not game.our_turn:
+                game.their_turn_started = at
+                return []
+        return self._our_turn(at)  # (refused: carry on as if nothing happened, our turn)
 
     # -- the game ----------------------------------------------------------------------
 
-    def _begin(self, board: Board, we_white: bool, minutes: float, moves: int, opponent: str) -> None:
+    def _begin(self, board: Board, we_white: bool, minutes: int, moves: int, opponent: str) -> None:
         self._cancel_search()
-        self.game = _Game(board, we_white, float(minutes), int(moves), opponent, self._rounds(),
-                          datetime.date.today())
+        clock = minutes * self.settings.minute if minutes > 0 else None
+        self.game = _Game(board, we_white, int(minutes), int(moves), opponent, self._rounds(),
+                          datetime.date.today(), clock)
         self._pending_back = None
 
     def _our_turn(self, at: float) -> list[Message]:
@@ -673,9 +802,9 @@ class DxpSession:
 
     def _limits(self) -> Limits:
         game = self.game
-        if game.minutes <= 0:
+        if game.clock is None:
             return Limits(movetime=self.settings.movetime)
-        left = game.minutes * 60 - game.our_used
+        left = game.clock - game.our_used
         if left <= LAST_RESORT_MOVETIME * 2:
             return Limits(movetime=LAST_RESORT_MOVETIME)
         ours = game.moves_played(game.we_white)
@@ -703,23 +832,49 @@ class DxpSession:
         while len(game.board.move_stack) > ply:
             game.pop()
         game.turn_started = None
+        game.their_turn_started = None
 
-    def _end_game(self, reason: EndReason, why: str, chat: bool = True) -> list[Message]:
+    def _end_game(self, reason: EndReason, why: str, chat: bool = True,
+                  ending: Termination | None = None) -> list[Message]:
         """End the game on our turn: GAMEEND (and a CHAT saying why)."""
         game = self.game
         self._cancel_search()
-        board = game.board
         if reason == EndReason.I_LOSE:
-            result = _result(not board.white_to_move)
+            result = _result(not game.we_white)
+        elif reason == EndReason.I_WIN:
+            result = _result(game.we_white)
         elif reason == EndReason.DRAW:
             result = "1-1"
         else:
             result = "*"
-        self._record(result, why)
+        self._record(result, why, ending)
         self._awaiting_end = True
         stop = self._last_game()
         self._stop_after = self._stop_after or stop
         return ([Chat.safe(why)] if chat else []) + [GameEnd(reason, stop)]
+
+    def _claim_time(self, now: float) -> list[Message]:
+        """The peer's clock has run out (grace included): we win on time. The claim goes out
+        at once, though it is the peer's turn: a peer out of time may never move again, and
+        a MOVE of its that crosses our GAMEEND is ignored like any after a GAMEEND."""
+        game = self.game
+        used = game.their_used + max(0.0, now - (game.their_turn_started or now))
+        minutes = f"{game.minutes} minute{'s' if game.minutes != 1 else ''}"
+        why = (f"time forfeit: {game.opponent or 'the opponent'}'s time ran out "
+               f"({used:.1f} s used of {minutes})")
+        self.log(why)
+        return self._end_game(EndReason.I_WIN, why, ending=Termination.TIME_FORFEIT)
+
+    def _drop_idle(self, now: float) -> list[Message]:
+        """The peer has said nothing for the idle timeout: a CHAT, and the connection closes
+        (a game in progress is recorded unfinished)."""
+        why = f"nothing received for {self.settings.idle_timeout:g} s"
+        self.log(f"closing the connection: {why}")
+        self._cancel_search()
+        if self.game is not None:
+            self._record("*", f"connection dropped: {why}")
+        self.done = True
+        return [Chat.safe(f"closing the connection: {why}")]
 
     def _protocol_error(self, why: str) -> list[Message]:
         """Bad input: say why; a game in progress ends (GAMEEND: the bad message was the
@@ -753,7 +908,7 @@ class DxpSession:
             return "1-1", "the opponent claimed a draw"
         return "*", "ended by the opponent"
 
-    def _record(self, result: str, why: str) -> None:
+    def _record(self, result: str, why: str, ending: Termination | None = None) -> None:
         game = self.game
         self.game = None
         self._pending_back = None
@@ -764,7 +919,7 @@ class DxpSession:
         record = GameRecord(
             round=game.round, white=white, black=black, result=result,
             start=game.start_position, moves=tuple(game.board.move_stack),
-            termination=why, date=game.date, site=self.site,
+            termination=why, date=game.date, site=self.site, ending=ending,
         )
         self.records.append(record)
         self.log(f"game {record.round} over after {len(record.moves)} plies: {result} ({why})")
@@ -789,11 +944,10 @@ class DxpSession:
 
     def _request_game(self) -> list[Message]:
         m = self.match
-        if self.progress.requested >= m.games:
+        index = self.progress.take(m.games)
+        if index is None:
             self.done = True
             return []
-        index = self.progress.requested
-        self.progress.requested += 1
         we_white = m.white_first if index % 2 == 0 else not m.white_first
         board = Board(VARIANT, m.fen) if m.fen else Board(VARIANT)
         self._requested = (we_white, board)
@@ -824,12 +978,14 @@ def _move_words(message: DxpMove) -> str:
 
 class _Writer:
     """Writes messages, keeping PACE between two of ours with nothing received between them
-    (and always after GAMEACC/BACKACC)."""
+    (and always after GAMEACC/BACKACC); ``on_sent(message, at)`` hears when each went out."""
 
-    def __init__(self, sock: socket.socket, pace: float, trace: Log | None):
+    def __init__(self, sock: socket.socket, pace: float, trace: Log | None,
+                 on_sent: Callable[[Message, float], object] | None = None):
         self.sock = sock
         self.pace = pace
         self.trace = trace
+        self.on_sent = on_sent
         self.last_sent = -1e9
         self.last: Message | None = None
         self.received_since = True
@@ -849,6 +1005,8 @@ class _Writer:
             self.last_sent = time.monotonic()
             self.last = message
             self.received_since = False
+            if self.on_sent is not None:
+                self.on_sent(message, self.last_sent)
         return True
 
 
@@ -860,16 +1018,20 @@ def run_connection(sock: socket.socket, session: DxpSession, *, pace: float = PA
     search calls back from the search thread. Both go through one lock, and each sends what
     the session returned before letting go of it, so messages leave in the session's order.
     (No hand-off between threads on the way: each would add a wake-up to every move.)
+    Between messages this thread waits with a timeout: when the session's next deadline
+    (``wake_at``: the peer's flag, or its idle timeout) has passed, it calls ``tick``. It
+    asks again at least every POLL_CAP seconds, since a search that ends starts the peer's
+    clock meanwhile.
     """
     lock = threading.RLock()  # (a cancelled search calls back at once, in the same thread)
-    writer = _Writer(sock, pace, trace)
+    writer = _Writer(sock, pace, trace, on_sent=session.sent)
 
     def deliver(messages: list[Message]) -> None:  # under the lock
         if not writer.send(messages):
             session.disconnect("sending failed")
         if session.done:
             try:
-                sock.shutdown(socket.SHUT_RDWR)  # wakes this thread's recv
+                sock.shutdown(socket.SHUT_RDWR)  # wakes this thread's poll
             except OSError:
                 pass
 
@@ -884,10 +1046,28 @@ def run_connection(sock: socket.socket, session: DxpSession, *, pace: float = PA
     except OSError:
         pass
     frames = Reassembler()
+    poller = select.poll()
+    poller.register(sock, select.POLLIN | select.POLLPRI)
     try:
         with lock:
             deliver(session.start())
         while not session.done:
+            with lock:
+                wake = session.wake_at()
+            wait = POLL_CAP if wake is None else min(POLL_CAP, max(0.0, wake - time.monotonic()))
+            try:
+                ready = poller.poll(wait * 1000)
+            except OSError as exc:
+                with lock:
+                    session.disconnect(f"connection error: {exc}")
+                break
+            if not ready:
+                with lock:
+                    if session.done:
+                        break
+                    if wake is not None and time.monotonic() >= wake:
+                        deliver(session.tick(time.monotonic()))
+                continue
             try:
                 data = sock.recv(4096)
                 reason = "the peer closed the connection"
@@ -919,8 +1099,74 @@ def run_connection(sock: socket.socket, session: DxpSession, *, pace: float = PA
     return session
 
 
+def refuse_busy(sock: socket.socket, why: str, follower: bool, *, linger: float = BUSY_LINGER,
+                name: str = NAME) -> None:
+    """A connection we cannot serve now: a CHAT saying so at once; a follower then answers
+    the peer's GAMEREQ (if one comes within ``linger`` seconds) with GAMEACC code 2, "refused
+    this game, willing to play another" (later). Then the connection is closed."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(encode(Chat.safe(why)))
+        if follower:
+            frames = Reassembler()
+            deadline = time.monotonic() + linger
+            answered = False
+            while not answered:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                sock.settimeout(left)
+                data = sock.recv(4096)
+                if not data:
+                    break
+                for text in frames.feed(data):
+                    if text.startswith(GameRequest.HEADER):
+                        sock.sendall(encode(GameAccept(name, AcceptCode.REFUSED_THIS_GAME)))
+                        answered = True
+                        break
+    except OSError:  # (socket.timeout included)
+        pass
+    finally:
+        _close_gently(sock)
+
+
+def _close_gently(sock: socket.socket, wait: float = 1.0) -> None:
+    """Close after the peer has had what we sent: FIN, then read until its end (or ``wait``
+    seconds), so that a reset never overtakes our last messages."""
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + wait
+        while (left := deadline - time.monotonic()) > 0:
+            sock.settimeout(left)
+            if not sock.recv(4096):
+                break
+    except OSError:
+        pass
+    sock.close()
+
+
+class _EnginePool:
+    """Engines for the sessions: made when first needed (``make``), kept for the next session
+    (so at most one per session that can run at once: memory is sessions x hash)."""
+
+    def __init__(self, first: Engine | None, make: Callable[[], Engine] | None):
+        self._idle: list[Engine] = [first] if first is not None else []
+        self._make = make
+        self._lock = threading.Lock()
+
+    def get(self) -> Engine | None:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._make() if self._make is not None else None
+
+    def put(self, engine: Engine) -> None:
+        with self._lock:
+            self._idle.append(engine)
+
+
 class DxpServer:
-    """A listening socket that hands out one connection at a time."""
+    """A listening socket that hands out connections (``play`` serves each in its thread)."""
 
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT):
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -933,9 +1179,10 @@ class DxpServer:
         host, port = self.sock.getsockname()[:2]
         return host, port
 
-    def accept(self) -> tuple[socket.socket, str] | None:
-        """The next connection, or None once the server is closed."""
-        while not self._closed.is_set():
+    def accept(self, until: Callable[[], bool] | None = None) -> tuple[socket.socket, str] | None:
+        """The next connection, or None once the server is closed (or ``until()`` is true,
+        asked every quarter of a second)."""
+        while not self._closed.is_set() and not (until is not None and until()):
             try:
                 conn, peer = self.sock.accept()
             except socket.timeout:
@@ -971,7 +1218,13 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def _stdout_log(line: str) -> None:
-    print(f"damka dxp: {line}", flush=True)
+    sys.stdout.write(f"damka dxp: {line}\n")  # one write: sessions log from several threads
+    sys.stdout.flush()
+
+
+#: connections (served or being told busy) beyond the session limit that may wait at once;
+#: more are closed without a word (a flood must not make a thread each)
+MAX_WAITING = 16
 
 
 def play(
@@ -986,18 +1239,34 @@ def play(
     trace: Log | None = None,
     server: DxpServer | None = None,
     on_session: Callable[[DxpSession], object] | None = None,
+    max_sessions: int = 1,
+    new_engine: Callable[[], Engine] | None = None,
 ) -> int:
     """Serve (listen) or play (connect) until done; returns the exit status.
 
-    Listening, a follower serves connection after connection until stopped; an initiator
-    waits for connections until all its games are played. Connecting, one connection is
-    played to its end. ``on_session`` sees each connection's session (for statistics).
+    Listening, each connection gets its own thread, session and engine (``engine`` first,
+    then more from ``new_engine``, kept for later sessions), up to ``max_sessions`` at once
+    (1 without ``new_engine``); a connection beyond that waits BUSY_WAIT seconds for a free
+    session and is then told busy (``refuse_busy``). A follower serves until the server is
+    closed; an initiator until all its games are requested. Then the sessions still playing
+    are waited for. Connecting, one connection is played to its end. ``on_session`` sees
+    each connection's session (for statistics); ``on_game`` is called under a lock.
     """
     progress = MatchProgress()
-    rounds = itertools.count(1).__next__
+    counter = itertools.count(1)
+    shared = threading.Lock()
 
-    def session(peer: str) -> DxpSession:
-        new = DxpSession(engine, settings, on_game=on_game, log=log, progress=progress,
+    def rounds() -> int:
+        with shared:
+            return next(counter)
+
+    def finished(record: GameRecord) -> None:
+        if on_game is not None:
+            with shared:
+                on_game(record)
+
+    def session(peer: str, engine: Engine, session_log: Log) -> DxpSession:
+        new = DxpSession(engine, settings, on_game=finished, log=session_log, progress=progress,
                          rounds=rounds, site=peer)
         if on_session is not None:
             on_session(new)
@@ -1011,27 +1280,73 @@ def play(
             return 1
         peer = f"{connect_to[0]}:{connect_to[1]}"
         log(f"connected to {peer}")
-        run_connection(sock, session(peer), trace=trace)
+        run_connection(sock, session(peer, engine, log), trace=trace)
         log("connection closed")
         return 0
+
+    if max_sessions < 1:
+        raise ValueError(f"max_sessions must be at least 1, not {max_sessions}")
+    limit = max_sessions if new_engine is not None else 1
+    pool = _EnginePool(engine, new_engine)
+    slots = threading.BoundedSemaphore(limit)
+    waiting = threading.BoundedSemaphore(limit + MAX_WAITING)
+    threads: list[threading.Thread] = []
+    busy = f"busy: already playing on {limit} connection{'s' if limit != 1 else ''}; try again later"
+
+    def all_requested() -> bool:
+        return settings.match is not None and progress.requested >= settings.match.games
+
+    def serve(sock: socket.socket, peer: str) -> None:
+        try:
+            if not slots.acquire(timeout=BUSY_WAIT):
+                log(f"{peer}: refused: {busy}")
+                refuse_busy(sock, busy, follower=settings.match is None, name=settings.name)
+                return
+            try:
+                try:
+                    ours = pool.get()
+                except (MemoryError, ValueError) as exc:  # (no memory for another hash table)
+                    ours = None
+                    log(f"{peer}: cannot make an engine: {type(exc).__name__}: {exc}")
+                if ours is None:
+                    refuse_busy(sock, busy, follower=settings.match is None, name=settings.name)
+                    return
+                try:
+                    run_connection(sock, session(peer, ours, lambda line: log(f"{peer}: {line}")),
+                                   trace=None if trace is None else (lambda line: trace(f"{peer} {line}")))
+                finally:
+                    pool.put(ours)
+            finally:
+                slots.release()
+            log(f"connection from {peer} closed")
+        except Exception:  # whatever happened, keep serving
+            log(traceback.format_exc().rstrip())
+        finally:
+            waiting.release()
 
     server = server or DxpServer(host, port)
     bound_host, bound_port = server.address
     log(f"listening on {bound_host}:{bound_port}")
     try:
-        while not (settings.match and progress.requested >= settings.match.games):
-            accepted = server.accept()
+        while not all_requested():
+            accepted = server.accept(until=all_requested)
             if accepted is None:
                 break
             sock, peer = accepted
+            if not waiting.acquire(blocking=False):
+                log(f"connection from {peer} closed at once: too many connections")
+                sock.close()
+                continue
             log(f"connection from {peer}")
-            try:
-                run_connection(sock, session(peer), trace=trace)
-            except Exception:  # whatever happened, keep serving
-                log(traceback.format_exc().rstrip())
-            log(f"connection from {peer} closed")
+            thread = threading.Thread(target=serve, args=(sock, peer), name=f"damka-dxp {peer}",
+                                      daemon=True)
+            threads.append(thread)
+            thread.start()
+            threads = [t for t in threads if t.is_alive()]
     finally:
         server.close()
+        for thread in threads:
+            thread.join()
     return 0
 
 
@@ -1047,14 +1362,20 @@ def main(args) -> int:
             games=args.games, minutes=args.time, moves=args.moves,
             white_first=args.colour == "white", fen=args.fen,
         )
-    settings = DxpSettings(movetime=args.move_time, match=match)
+    settings = DxpSettings(movetime=args.move_time, match=match, no_flag=args.no_flag,
+                           idle_timeout=args.idle_timeout or None)
     connect_to = parse_address(args.connect) if args.connect else None
-    engine = Engine(VARIANT, hash_mb=args.hash, level=args.level)
+
+    def new_engine() -> Engine:
+        return Engine(VARIANT, hash_mb=args.hash, level=args.level)
+
+    engine = new_engine()  # the first at once: a hash table that does not fit fails now
     on_game = (lambda record: append_pdn(args.pdn, record)) if args.pdn else None
     log = _stdout_log if not args.quiet else _no_log
     trace = _stdout_log if args.verbose else None
     try:
         return play(engine, settings, host=args.host, port=args.port, connect_to=connect_to,
-                    on_game=on_game, log=log, trace=trace)
+                    on_game=on_game, log=log, trace=trace, max_sessions=args.max_sessions,
+                    new_engine=new_engine)
     finally:
         sys.stdout.flush()
