@@ -282,7 +282,7 @@ def test_pdn_game_round_trips_exactly(data, variant, width, renumber):
     assert bare.intro == [] and not any(n.after for n in bare.notes)
 
 
-@profile(15)
+@profile(10)
 @given(st.data(), st.lists(variants, min_size=2, max_size=4))
 def test_pdn_file_of_several_games_reads_every_game_in_order(data, chosen):
     # one rule set per file where the house rule is in play (GameType cannot say it)
@@ -301,7 +301,7 @@ def test_pdn_file_of_several_games_reads_every_game_in_order(data, chosen):
 PDN_ALPHABET = '0123456789-x:. {}()[]"\\;%$!?*/½\nabcdefghWBK\t'
 
 
-@profile(50)
+@profile(40)
 @given(st.data(), variants)
 def test_any_pdn_text_is_read_or_refused_with_pdn_error(data, variant):
     valid = games(variant).map(write_game)

@@ -43,7 +43,7 @@ HUB_NAMES = st.text(st.characters(codec="utf-8").filter(_name_char), min_size=1,
 HUB_VALUES = st.text(st.characters(codec="utf-8", exclude_characters='"\r\n'), max_size=20)
 
 
-@profile(300)
+@profile(200)
 @given(HUB_NAMES, st.dictionaries(HUB_NAMES.filter(lambda n: "_" not in n), HUB_VALUES, max_size=6))
 def test_hub_line_round_trips_through_the_wire(command, args):
     line = format_line(command, **args)
@@ -259,7 +259,7 @@ def _not_a_game_request(text: str) -> bool:
         return True
 
 
-@profile(80)
+@profile(60)
 @given(st.booleans(), st.lists(text_or_mutation(dxp_messages.map(lambda m: m.to_text()), DXP_ALPHABET, 140)
                                .filter(_not_a_game_request), min_size=1, max_size=4))
 def test_dxp_session_answers_any_text_without_an_internal_error(in_game, texts):
@@ -455,7 +455,7 @@ def _game_with_moves(variant) -> str:
     return _GAMES[variant]
 
 
-@profile(150)
+@profile(100)
 @given(st.data(), variants, st.sampled_from(["move", "move", "takeback", "engine"]))
 def test_play_api_refused_requests_change_nothing(data, variant, route):
     client = _client()
