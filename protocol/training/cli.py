@@ -12,22 +12,10 @@ from typing import Callable
 
 from engine.variants import Variant, get_variant, variant_names
 
-__all__ = ["add_selfplay", "add_tune", "variant_label"]
+from .defaults import (DEFAULT_HASH_MB, DEFAULT_L2, DEFAULT_MAX_PLIES, DEFAULT_MIN_COUNT,
+                       DEFAULT_NODES, DEFAULT_RANDOM_PLIES)
 
-#: defaults of damka selfplay
-DEFAULT_NODES = 4000
-DEFAULT_RANDOM_PLIES = 8
-DEFAULT_MAX_PLIES = 400
-DEFAULT_HASH_MB = 8
-#: default of damka tune --l2 (a Gaussian prior with a standard deviation of 0.22 man)
-DEFAULT_L2 = 10.0
-#: default of damka tune --min-count
-DEFAULT_MIN_COUNT = 10
-
-
-def variant_label(variant: Variant) -> str:
-    """A name that get_variant reads back, house rule included."""
-    return variant.name if variant.forced_capture else f"{variant.name}-nocapture"
+__all__ = ["add_selfplay", "add_tune"]
 
 
 def bounded(kind: Callable[[str], float], name: str, low: float, high: float | None = None):

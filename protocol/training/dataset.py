@@ -11,7 +11,7 @@ import numpy as np
 
 from engine.variants import Variant, get_variant
 
-from .cli import variant_label
+from .defaults import variant_label
 from .data import DataError, read_games
 
 __all__ = ["Positions", "load_positions", "split_by_game"]

@@ -9,7 +9,7 @@ import time
 
 from engine.variants import Variant
 
-from .cli import DEFAULT_NODES, DEFAULT_RANDOM_PLIES, variant_label
+from .defaults import DEFAULT_NODES, DEFAULT_RANDOM_PLIES, variant_label
 from .data import DataError
 from .features import weights_info
 from .games import SelfPlaySettings

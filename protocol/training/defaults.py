@@ -1,0 +1,25 @@
+"""What ``damka selfplay`` and ``damka tune`` assume when not told, and how data names a rule
+set (imported by the command line and by the code behind it alike, so it imports nothing of
+this package)."""
+
+from __future__ import annotations
+
+from engine.variants import Variant
+
+__all__ = ["DEFAULT_NODES", "DEFAULT_RANDOM_PLIES", "DEFAULT_MAX_PLIES", "DEFAULT_HASH_MB",
+           "DEFAULT_L2", "DEFAULT_MIN_COUNT", "variant_label"]
+
+#: damka selfplay: nodes per move, random opening plies, the adjudication cap, hash per worker
+DEFAULT_NODES = 4000
+DEFAULT_RANDOM_PLIES = 8
+DEFAULT_MAX_PLIES = 400
+DEFAULT_HASH_MB = 8
+#: damka tune: the L2 prior (a Gaussian with a standard deviation of 0.22 man), and the
+#: fewest training positions a weight's feature must occur in to be fitted
+DEFAULT_L2 = 10.0
+DEFAULT_MIN_COUNT = 10
+
+
+def variant_label(variant: Variant) -> str:
+    """A name that get_variant reads back, house rule included (``russian-nocapture``)."""
+    return variant.name if variant.forced_capture else f"{variant.name}-nocapture"
