@@ -20,6 +20,7 @@ import pytest
 
 from protocol.cli import main as cli_main
 from engine.game import Termination
+from engine.variants import get_variant
 from protocol.match.runner import (
     Match,
     MatchConfig,
@@ -149,6 +150,23 @@ def test_parse_engine_specs():
                 "dxp=nohost", "damka hash=0", "cmd=''", "damka color=red", "cmd='unclosed"):
         with pytest.raises(EngineSpecError):
             parse_engine(bad)
+
+
+def test_damka_spec_chooses_the_evaluation(tmp_path):
+    from engine.evaluation import default_weights_path
+
+    weights = default_weights_path(get_variant("international"))
+    spec = parse_engine(f"damka eval=learned weights={weights}")
+    assert (spec.evaluation, spec.weights) == ("learned", str(weights))
+    assert parse_engine("damka eval=classic").evaluation == "classic"
+    assert parse_engine("damka").evaluation is None
+    for bad in ("damka eval=neural", f"damka eval=classic weights={weights}",
+                f"damka weights={tmp_path / 'missing.dkw'}", f"cmd=x weights={weights}"):
+        with pytest.raises(EngineSpecError):
+            parse_engine(bad)
+    player = spec.create(get_variant("international"))
+    player.start()
+    assert player.engine.evaluation == "learned"
 
 
 def test_sprt_settings_parse():

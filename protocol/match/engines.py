@@ -48,6 +48,8 @@ class EngineSpec:
     level: str | None = None
     hash_mb: int = 64
     seed: int = 0
+    evaluation: str | None = None  #: "classic" or "learned"; None: the engine's default
+    weights: str | None = None  #: a weights file for the learned evaluation
     text: str = field(default="", compare=False)
 
     @property
@@ -100,15 +102,16 @@ def parse_engine(text: str) -> EngineSpec:
         elif key in ("cmd", "dxp"):
             kinds.append("hub" if key == "cmd" else "dxp")
             values[key] = value
-        elif key in ("name", "dir", "level", "hash", "seed"):
+        elif key in ("name", "dir", "level", "hash", "seed", "eval", "weights"):
             values[key] = value
         else:
             raise EngineSpecError(f"unknown key {key!r} in {text!r} (known: name, cmd, dir, "
-                                  "param.NAME, dxp, level, hash, seed)")
+                                  "param.NAME, dxp, level, hash, seed, eval, weights)")
     if len(kinds) != 1:
         raise EngineSpecError(f"{text!r} must name exactly one of damka, cmd=..., dxp=...")
     kind = kinds[0]
-    allowed = {"damka": {"name", "level", "hash", "seed"}, "hub": {"name", "cmd", "dir"},
+    allowed = {"damka": {"name", "level", "hash", "seed", "eval", "weights"},
+               "hub": {"name", "cmd", "dir"},
                "dxp": {"name", "dxp"}}[kind]
     extra = set(values) - allowed
     if extra or (params and kind != "hub"):
@@ -126,8 +129,19 @@ def parse_engine(text: str) -> EngineSpec:
         hash_mb = _int(values.get("hash", "64"), "hash", text)
         if hash_mb < 1:
             raise EngineSpecError(f"hash must be at least 1 MB in {text!r}")
+        from engine.evaluation import EVALUATIONS
+
+        evaluation = values.get("eval")
+        if evaluation is not None and evaluation not in EVALUATIONS:
+            raise EngineSpecError(f"eval must be one of {', '.join(EVALUATIONS)} in {text!r}")
+        weights = values.get("weights")
+        if weights is not None and not Path(weights).is_file():
+            raise EngineSpecError(f"no weights file {weights!r} in {text!r}")
+        if weights is not None and evaluation == "classic":
+            raise EngineSpecError(f"weights= needs the learned evaluation in {text!r}")
         return EngineSpec("damka", values.get("name", "damka"), level=level, hash_mb=hash_mb,
-                          seed=_int(values.get("seed", "0"), "seed", text), text=text)
+                          seed=_int(values.get("seed", "0"), "seed", text),
+                          evaluation=evaluation, weights=weights, text=text)
     if kind == "hub":
         try:
             command = tuple(shlex.split(values["cmd"]))
@@ -243,8 +257,9 @@ class DamkaPlayer(Player):
 
         try:
             self.engine = Engine(self.variant, hash_mb=self.spec.hash_mb, level=self.spec.level,
-                                 seed=self.spec.seed)
-        except (MemoryError, ValueError) as exc:
+                                 seed=self.spec.seed, evaluation=self.spec.evaluation,
+                                 weights=self.spec.weights)
+        except (MemoryError, ValueError, OSError) as exc:
             raise EngineCrash(f"cannot create the engine: {exc}") from None
 
     def new_game(self, game: Game, white: bool, control: TimeControl) -> None:
