@@ -73,7 +73,6 @@ ctypedef struct FeatureSink:
     int draw_shift             # its log2
 
 cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil
-cdef void collect(const EvalLayout* L, const Pos* p, FeatureSink* sink) noexcept nogil
 cdef int learned_evaluate(const LearnedEval* e, const Pos* p) noexcept nogil
 
 

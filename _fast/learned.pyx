@@ -309,9 +309,11 @@ cdef inline void drawish_lone_king(const EvalLayout* L, FeatureSink* s, uint64_t
         s.draw_shift = 1
 
 
-cdef inline void collect_features(const EvalLayout* L, const Pos* p, FeatureSink* out) noexcept nogil:
-    # a local copy of the sink: its fields stay in registers (no aliasing with the weights)
-    cdef FeatureSink local = out[0]
+cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16_t* weights,
+                                  int32_t* idx, int32_t* coef, FeatureSink* out) noexcept nogil:
+    """Sum the weights of the position's features (idx NULL) or list them in idx/coef."""
+    # a local sink, built here: its fields stay in registers (no aliasing with the weights)
+    cdef FeatureSink local
     cdef FeatureSink* s = &local
     cdef uint64_t w = p.pieces[WHITE]
     cdef uint64_t b = p.pieces[BLACK]
@@ -325,6 +327,12 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, FeatureSink
     cdef int j, sq, d
     cdef int nwm, nbm, nwk, nbk, nw, nb, dw, rb, db, phase, fw, fb
     cdef int run[6]
+    local.weights = weights
+    local.mg = 0
+    local.eg = 0
+    local.n = 0
+    local.idx = idx
+    local.coef = coef
 
     # patterns: base-3 lanes of every row pair, then one table read per window
     patterns(L, wm, bm, s)
@@ -430,8 +438,10 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, FeatureSink
     out[0] = local
 
 
-cdef void collect(const EvalLayout* L, const Pos* p, FeatureSink* sink) noexcept nogil:
-    collect_features(L, p, sink)
+cdef void collect(const EvalLayout* L, const Pos* p, int32_t* idx, int32_t* coef,
+                  FeatureSink* out) noexcept nogil:
+    """List the position's feature entries (at most MAX_ENTRIES) in idx and coef."""
+    collect_features(L, p, NULL, idx, coef, out)
 
 
 cdef inline int round_div(const EvalLayout* L, int64_t x, int shift) noexcept nogil:
@@ -457,13 +467,7 @@ cdef int learned_evaluate(const LearnedEval* e, const Pos* p) noexcept nogil:
     cdef const EvalLayout* L = &e.layout
     cdef int64_t x
     cdef int v
-    sink.weights = e.weights
-    sink.mg = 0
-    sink.eg = 0
-    sink.n = 0
-    sink.idx = NULL
-    sink.coef = NULL
-    collect_features(L, p, &sink)
+    collect_features(L, p, e.weights, NULL, NULL, &sink)
     x = (<int64_t>sink.mg) * sink.phase + (<int64_t>sink.eg) * (L.phase_total - sink.phase)
     v = round_div(L, x, sink.draw_shift)
     return v if p.side == WHITE else -v
@@ -607,11 +611,7 @@ cdef class EvalCore:
         cdef int32_t idx[MAX_ENTRIES]
         cdef int32_t coef[MAX_ENTRIES]
         (<CoreRules>self._rules).load(&p, white, black, kings, white_to_move)
-        sink.weights = NULL
-        sink.n = 0
-        sink.idx = idx
-        sink.coef = coef
-        collect(&self.e.layout, &p, &sink)
+        collect(&self.e.layout, &p, idx, coef, &sink)
         return ([(idx[i], coef[i]) for i in range(sink.n)], sink.phase, sink.draw_divisor)
 
     def count_rows(self, const uint64_t[::1] white, const uint64_t[::1] black,
@@ -629,17 +629,13 @@ cdef class EvalCore:
         if black.shape[0] != n or kings.shape[0] != n or white_to_move.shape[0] != n \
                 or indptr.shape[0] != n + 1:
             raise ValueError("the arrays differ in length")
-        sink.weights = NULL
-        sink.idx = idx
-        sink.coef = coef
         with nogil:
             indptr[0] = 0
             for i in range(n):
                 if not load_row(L, &p, white[i], black[i], kings[i], white_to_move[i]):
                     bad = i
                     break
-                sink.n = 0
-                collect(L, &p, &sink)
+                collect(L, &p, idx, coef, &sink)
                 indptr[i + 1] = indptr[i] + row_entries(sink.n, sink.phase, L.phase_total)
         if bad >= 0:
             raise ValueError(f"row {bad} is not a position: pieces overlap, a king mask "
@@ -662,14 +658,10 @@ cdef class EvalCore:
         if indptr.shape[0] != n + 1 or indices.shape[0] != indptr[n] \
                 or values.shape[0] != indptr[n]:
             raise ValueError("indptr, indices and values do not match (call count_rows first)")
-        sink.weights = NULL
-        sink.idx = idx
-        sink.coef = coef
         with nogil:
             for i in range(n):
                 load_row(L, &p, white[i], black[i], kings[i], white_to_move[i])
-                sink.n = 0
-                collect(L, &p, &sink)
+                collect(L, &p, idx, coef, &sink)
                 total = <double>L.phase_total * sink.draw_divisor
                 sign = 1.0 if p.side == WHITE else -1.0
                 mg_part = sign * sink.phase / total

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .evaluation import WEIGHTS_DIR, Layout, layout, write_weights
+from .evaluation import Layout, layout, write_weights
+from .learned import WEIGHTS_DIR
 from .squares import row_col
 from .variants import VARIANTS, Variant
 

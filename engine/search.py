@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 from . import _core
 from .board import Board
 from .draws import DrawCounters, game_history
-from .evaluation import DEFAULT_EVALUATION, EVALUATIONS, eval_core
+from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights
 from .fen import parse_fen
 from .levels import Level, choose, get_level, line_material
 from .move import Move
@@ -160,8 +160,8 @@ class Engine:
     ``level`` is "easy", "medium", "hard" or "full"/None; ``seed`` makes a weaker level's
     choice among near-best moves reproducible. ``evaluation`` is "learned" (weights from
     ``weights``: a ``.dkw`` file, by default the one shipped for the rule set) or "classic"
-    (the hand-written evaluation); None means ``engine.evaluation.DEFAULT_EVALUATION``. A
-    weights file that does not fit raises ``engine.evaluation.WeightsError``. One search runs
+    (the hand-written evaluation); None means ``engine.learned.DEFAULT_EVALUATION``. A
+    weights file that does not fit raises ``engine.weights_file.WeightsError``. One search runs
     at a time; ``stop`` and ``ponderhit`` may be called from any thread.
     """
 
@@ -184,7 +184,7 @@ class Engine:
         if evaluation == "classic" and weights is not None:
             raise ValueError("the classic evaluation takes no weights")
         self.evaluation: str = evaluation
-        learned = eval_core(self.variant, weights) if evaluation == "learned" else None
+        learned = load_weights(self.variant, weights) if evaluation == "learned" else None
         if hash_mb < 1:
             raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
         draws = self.variant.draws

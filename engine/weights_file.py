@@ -29,17 +29,14 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 __all__ = ["WeightsError", "WeightsHeader", "MAGIC", "VERSION", "SCALE", "read_params",
-           "write_params", "to_int16"]
+           "write_params"]
 
 MAGIC = b"DAMKAEVW"
 VERSION = 1
 #: weights are stored as int16 in 1/SCALE hundredths of a man (the core's own unit)
 SCALE = 16
 _HEADER = struct.Struct("<8sHH16s16sIII")
-_INT16_MAX = 32767
 
 
 class WeightsError(ValueError):
@@ -60,8 +57,9 @@ def _fail(path: "str | os.PathLike", problem: str, expected: WeightsHeader) -> W
     )
 
 
-def read_params(path: "str | os.PathLike", expected: WeightsHeader) -> np.ndarray:
-    """The int16 parameters of a weights file that matches ``expected`` exactly."""
+def read_params(path: "str | os.PathLike", expected: WeightsHeader) -> bytes:
+    """The parameters of a weights file that matches ``expected`` exactly, as little-endian
+    int16 bytes."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -99,19 +97,18 @@ def read_params(path: "str | os.PathLike", expected: WeightsHeader) -> np.ndarra
                     expected)
     if zlib.crc32(raw) != crc:
         raise _fail(path, "corrupt payload: checksum mismatch", expected)
-    return np.frombuffer(raw, dtype="<i2").astype(np.int16)
+    return raw
 
 
-def write_params(path: "str | os.PathLike", header: WeightsHeader, params: np.ndarray) -> None:
-    """Write int16 parameters under ``header`` (atomically: a temporary file, then rename)."""
-    params = np.asarray(params)
-    if params.dtype != np.int16 or params.shape != (header.n_params,):
-        raise ValueError(f"expected {header.n_params} int16 parameters")
+def write_params(path: "str | os.PathLike", header: WeightsHeader, raw: bytes) -> None:
+    """Write parameters given as little-endian int16 bytes under ``header`` (atomically: a
+    temporary file, then a rename)."""
+    if len(raw) != 2 * header.n_params:
+        raise ValueError(f"expected {header.n_params} int16 parameters, got {len(raw)} bytes")
     variant = header.variant.encode("ascii")
     fingerprint = header.fingerprint.encode("ascii")
     if len(variant) > 16 or len(fingerprint) != 16:
         raise ValueError("rule set name or fingerprint does not fit the header")
-    raw = params.astype("<i2").tobytes()
     payload = zlib.compress(raw, 9)
     head = _HEADER.pack(MAGIC, VERSION, SCALE, variant, fingerprint, header.n_params,
                         len(payload), zlib.crc32(raw))
@@ -119,17 +116,3 @@ def write_params(path: "str | os.PathLike", header: WeightsHeader, params: np.nd
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_bytes(head + payload)
     os.replace(tmp, target)
-
-
-def to_int16(weights: np.ndarray, names: "list[str] | None" = None) -> np.ndarray:
-    """Float weights (hundredths of a man) to the stored int16; ValueError when one does not
-    fit (|w| > 2047.9), naming it when ``names`` is given."""
-    scaled = np.rint(np.asarray(weights, dtype=np.float64) * SCALE)
-    bad = np.flatnonzero(~np.isfinite(scaled) | (np.abs(scaled) > _INT16_MAX))
-    if bad.size:
-        i = int(bad[0])
-        what = names[i] if names is not None else f"parameter {i}"
-        raise ValueError(f"{what} = {weights[i]!r} does not fit a weights file "
-                         f"(|w| <= {_INT16_MAX / SCALE:.1f} hundredths); "
-                         f"{bad.size} parameter(s) out of range")
-    return scaled.astype(np.int16)

@@ -354,9 +354,10 @@ def test_mirror_check_is_not_trivially_true():
 
 
 @pytest.mark.parametrize("name", VARIANTS)
-def test_search_uses_the_same_score(name):
+def test_search_uses_the_same_score(name, tmp_path):
     w = random_weights(name, seed=5)
-    engine = Engine(name, hash_mb=1, weights=w)
+    write_weights(tmp_path / "w.dkw", name, w)
+    engine = Engine(name, hash_mb=1, weights=tmp_path / "w.dkw")
     for p in game_positions(name)[:10]:
         engine._searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
         expected = max(-20000, min(20000, static_eval(name, p, w)))
