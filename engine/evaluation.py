@@ -7,6 +7,7 @@ The tuner uses exactly this module::
     indptr, indices, values = feature_rows("russian", white, black, kings, white_to_move)
     w = read_weights(default_weights_path("russian"), "russian")
     scores = np.add.reduceat(w[indices] * values, indptr[:-1])   # rows are never empty
+    rounded = static_evals("russian", white, black, kings, white_to_move)   # the core's own
     write_weights("new.dkw", "russian", w)
 
 ``sum(w[indices[j]] * values[j])`` over a row is the core's score of that position from the
@@ -46,6 +47,7 @@ __all__ = [
     "write_weights",
     "default_weights_path",
     "static_eval",
+    "static_evals",
     "eval_core",
 ]
 
@@ -101,6 +103,29 @@ def static_eval(variant: "str | Variant", position: Position,
                          position.white_to_move)
 
 
+def static_evals(variant: "str | Variant", white, black, kings, white_to_move,
+                 weights: "str | os.PathLike | np.ndarray | None" = None) -> np.ndarray:
+    """The core's scores of N positions (engine masks as in feature_rows) as int32, side to
+    move's view; ValueError names a row whose masks are no position."""
+    core = eval_core(variant, weights)
+    w, b, k, stm = _masks(white, black, kings, white_to_move)
+    out = np.empty(w.shape[0], dtype=np.int32)
+    core.evaluate_rows(w, b, k, stm, out)
+    return out
+
+
+def _masks(white, black, kings, white_to_move) -> tuple[np.ndarray, ...]:
+    w = np.ascontiguousarray(white, dtype=np.uint64)
+    b = np.ascontiguousarray(black, dtype=np.uint64)
+    k = np.ascontiguousarray(kings, dtype=np.uint64)
+    stm = np.ascontiguousarray(white_to_move, dtype=np.uint8)
+    if not (w.ndim == b.ndim == k.ndim == stm.ndim == 1):
+        raise ValueError("white, black, kings and white_to_move must be 1-d arrays")
+    if not (w.shape == b.shape == k.shape == stm.shape):
+        raise ValueError("white, black, kings and white_to_move differ in length")
+    return w, b, k, stm
+
+
 def feature_rows(variant: "str | Variant", white, black, kings, white_to_move,
                  dtype=np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sparse feature rows of N positions (CSR): ``(indptr int64[N+1], indices int32[nnz],
@@ -113,12 +138,7 @@ def feature_rows(variant: "str | Variant", white, black, kings, white_to_move,
     than once in a row (the values add). ValueError names a row whose masks are no position.
     """
     core = layout_core(get_variant(variant).name)
-    w = np.ascontiguousarray(white, dtype=np.uint64)
-    b = np.ascontiguousarray(black, dtype=np.uint64)
-    k = np.ascontiguousarray(kings, dtype=np.uint64)
-    stm = np.ascontiguousarray(white_to_move, dtype=np.uint8)
-    if not (w.ndim == b.ndim == k.ndim == stm.ndim == 1):
-        raise ValueError("white, black, kings and white_to_move must be 1-d arrays")
+    w, b, k, stm = _masks(white, black, kings, white_to_move)
     dtype = np.dtype(dtype)
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError("dtype must be float32 or float64")

@@ -24,6 +24,7 @@ from engine.evaluation import (
     layout,
     read_weights,
     static_eval,
+    static_evals,
     write_weights,
 )
 from engine.position import Position
@@ -293,6 +294,9 @@ def test_feature_rows_are_the_core_score(name):
     dots = np.add.reduceat(w[indices] * values, indptr[:-1])
     scores = np.array([static_eval(name, p, w) for p in positions])
     assert np.all(np.abs(dots - scores) <= 1), np.abs(dots - scores).max()
+    assert np.array_equal(static_evals(
+        name, [p.white for p in positions], [p.black for p in positions],
+        [p.kings for p in positions], [p.white_to_move for p in positions], w), scores)
     assert np.all(np.abs(dots - scores) <= 0.5 + 1e-9)
     # float32 values give the same rows
     _, indices32, values32 = feature_rows(
@@ -369,6 +373,10 @@ def test_feature_rows_reject_a_non_position():
         feature_rows("english", [1, 3], [2, 2], [0, 0], [True, False])
     with pytest.raises(ValueError, match="row 0"):
         feature_rows("english", [1 << 32], [2], [0], [True])
+    with pytest.raises(ValueError, match="row 1"):
+        static_evals("english", [1, 1], [2, 2], [0, 4], [True, False])
+    with pytest.raises(ValueError, match="length"):
+        feature_rows("english", [1, 1], [2], [0], [True])
 
 
 # --- weights files ----------------------------------------------------------------------
