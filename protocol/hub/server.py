@@ -98,6 +98,7 @@ class HubServer:
         self._write_lock = threading.Lock()
         self._engine: "Engine | None" = None
         self._warm_thread: threading.Thread | None = None
+        self._warm_key: tuple | None = None
         self._engine_lock = threading.Lock()
         self._engine_key: tuple | None = None
         self.board: Board | None = None
@@ -181,7 +182,10 @@ class HubServer:
     # -- handshake and parameters ----------------------------------------------------------
 
     def cmd_hub(self, args: dict) -> None:
-        threading.Thread(target=self._load_search, name="damka-hub-load", daemon=True).start()
+        # build and warm the engine for the default parameters while the GUI reads our answer
+        self._warm_thread = threading.Thread(target=self._prepare, name="damka-hub-prepare",
+                                             daemon=True)
+        self._warm_thread.start()
         self.send("id", name="damka", version=__version__, author="damka developers", country="NL")
         p = self.params
         self.send("param", name="variant", value=p.variant.hub_name, type="enum",
@@ -236,22 +240,16 @@ class HubServer:
             raise HubError(f"unknown parameter {args['name']!r}")
 
     def cmd_init(self, args: dict) -> None:
-        self.send("ready")
-        self._warm_thread = threading.Thread(target=self._warm_up, name="damka-hub-init",
-                                             daemon=True)
-        self._warm_thread.start()
-
-    @staticmethod
-    def _load_search() -> None:
-        """Import the search modules while the GUI is still setting parameters."""
+        """``ready`` means ready: the engine for the parameters now set is built and warm, so
+        the first search runs as fast as the others. Most of the work was started by ``hub``
+        and went on while the GUI set its parameters."""
         try:
-            import engine.search  # noqa: F401
+            self.engine(warm=True)
         except Exception:  # reported when the engine is really needed
             pass
+        self.send("ready")
 
-    def _warm_up(self) -> None:
-        """Load the search and touch every page of its hash table, so that the first search
-        runs as fast as the others (a fresh table costs a page fault per 4 KB on first use)."""
+    def _prepare(self) -> None:
         try:
             self.engine(warm=True)
         except Exception:  # reported when the engine is really needed
@@ -264,13 +262,14 @@ class HubServer:
     def engine(self, warm: bool = False) -> "Engine":
         """The search engine for the current parameters, rebuilt lazily when they change.
 
-        The search modules are imported here, not at start-up, so that ``ready`` comes fast;
-        ``init`` warms them up in the background right after answering."""
-        from engine.search import Engine
+        The search modules are imported here, not at start-up, so that the handshake comes
+        fast. ``warm`` also runs a tiny search and clears the table once per engine: the code,
+        the evaluation's tables and every page of the hash table are then in memory."""
+        from engine.search import Engine, Limits
         from engine.timeman import TimeSettings
 
         warming = self._warm_thread
-        if not warm and warming is not None and warming is not threading.current_thread():
+        if warming is not None and warming is not threading.current_thread():
             warming.join()  # its clear() would otherwise race the search about to start
         with self._engine_lock:
             p = self.params
@@ -281,8 +280,10 @@ class HubServer:
             self._engine.set_level(p.level)
             overhead = None if p.move_overhead_ms is None else p.move_overhead_ms / 1000
             self._engine.time_settings = TimeSettings(move_overhead=overhead)
-            if warm:  # under the lock: a search that arrives meanwhile waits for it
+            if warm and self._warm_key != key:
+                self._engine.search(Board(self.variant), Limits(depth=3))
                 self._engine.clear()
+                self._warm_key = key
             return self._engine
 
     # -- game commands ---------------------------------------------------------------------
