@@ -1,12 +1,13 @@
-"""Generate bench/openings_international.txt: varied, balanced openings for engine matches.
+"""Generate varied, balanced openings for engine matches, for any rule set.
 
-    python bench/make_openings.py [count] [plies] [seed] > bench/openings_international.txt
+    python bench/make_openings.py [count] [plies] [seed] [variant] > bench/openings_VARIANT.txt
 
 Run once and commit the output (a match must not depend on a generator's version). From
 the start position, each ply picks at random (seeded) among the moves that a depth-5 search
 scores within 0.15 men of the best, so the lines are varied but not silly; a line is kept
 when a depth-8 search of its last position is within 0.30 men of equality and no earlier
-line reached the same position.
+line reached the same position. The searches use the hand-written ("classic") evaluation, so
+the openings do not favour the learned evaluations that the matches test.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _scores(engine: Engine, board: Board, depth: int) -> dict:
 
 
 def line(engine: Engine, rng: random.Random, plies: int) -> tuple[Board, list[str]] | None:
-    board = Board("international")
+    board = Board(engine.variant)
     texts = []
     for _ in range(plies):
         scores = _scores(engine, board, 5)
@@ -51,11 +52,12 @@ def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     plies = int(sys.argv[2]) if len(sys.argv) > 2 else 8
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 2024
+    variant = sys.argv[4] if len(sys.argv) > 4 else "international"
     rng = random.Random(seed)
-    engine = Engine("international", hash_mb=16)
+    engine = Engine(variant, hash_mb=16, evaluation="classic")
     seen = set()
-    print(f"# {count} international openings of {plies} plies: python bench/make_openings.py "
-          f"{count} {plies} {seed}")
+    print(f"# {count} {engine.variant.name} openings of {plies} plies: python "
+          f"bench/make_openings.py {count} {plies} {seed} {engine.variant.name}")
     print("# each ply within 0.15 men of the best move at depth 5; the last position within "
           "0.30 men of equality at depth 8")
     found = 0
