@@ -125,10 +125,15 @@ def test_read_openings_lines_and_pdn(tmp_path):
     assert [len(o.moves) for o in read_openings(pdn, "international")] == [2, 1]
     english = read_openings(_write(tmp_path / "e.txt", "9-13 22-18\n"), "english")
     assert len(english[0].moves) == 2
+    # Russian captures are written with a colon: still a move list, not a FEN
+    russian = read_openings(_write(tmp_path / "r.txt", "c3-d4 f6-e5 d4:f6 g7:e5\n"), "russian")
+    assert len(russian[0].moves) == 4 and russian[0].moves[2].captured
     # the bench's openings file is valid and varied
-    bench = read_openings(ROOT / "bench" / "openings_international.txt", "international")
-    assert len(bench) >= 100
-    assert len({o.board("international").position for o in bench}) == len(bench)
+    for variant in ("international", "english", "russian", "brazilian", "spanish", "italian",
+                    "czech"):
+        bench = read_openings(ROOT / "bench" / f"openings_{variant}.txt", variant)
+        assert len(bench) >= 100
+        assert len({o.board(variant).position for o in bench}) == len(bench)
 
 
 def _write(path: Path, text: str) -> Path:

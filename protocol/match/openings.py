@@ -49,11 +49,14 @@ def start_opening(variant: "str | Variant") -> Opening:
 
 
 _NUMBER = re.compile(r"^\d+\.+$")
+#: a FEN starts with the side to move and a colon; move lists may hold colons too (Russian
+#: and Czech write captures c3:e5)
+_FEN_START = re.compile(r'^"?[WBwb]:')
 
 
 def _line_opening(variant: Variant, text: str) -> Opening:
     fen, _, moves = text.partition("|") if "|" in text else (
-        (text, "", "") if ":" in text else ("", "", text))
+        (text, "", "") if _FEN_START.match(text) else ("", "", text))
     board = Board(variant, fen.strip() or None)
     start = board.position
     played = []
