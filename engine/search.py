@@ -11,8 +11,10 @@ polls at every node, so ``search`` returns the best move found so far within mil
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+from collections import abc
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -129,6 +131,36 @@ class SearchInfo:
     def mate(self) -> int | None:
         """Moves to a forced win (positive) or loss (negative); see mate_in."""
         return mate_in(self.score)
+
+
+class LazyLine(abc.Sequence):
+    """A line of moves worked out on first use; it reads and compares like a tuple."""
+
+    __slots__ = ("_make", "_moves")
+
+    def __init__(self, make: Callable[[], tuple[Move, ...]]):
+        self._make = make
+        self._moves: tuple[Move, ...] | None = None
+
+    def _line(self) -> tuple[Move, ...]:
+        if self._moves is None:
+            self._moves = self._make()
+        return self._moves
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._line()[index]
+
+    def __len__(self) -> int:
+        return len(self._line())
+
+    def __eq__(self, other: object) -> bool:
+        return self._line() == (tuple(other) if isinstance(other, abc.Sequence) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._line())
+
+    def __repr__(self) -> str:
+        return repr(self._line())
 
 
 @dataclass(frozen=True)
@@ -603,22 +635,11 @@ class _RootSearch:
 
     # -- reporting -------------------------------------------------------------------------
 
-    def _pv_moves(self, best: int, core_pv: Sequence[tuple]) -> tuple[Move, ...]:
-        """The core's variation as legal Moves (full paths), replayed from the root."""
-        first = self.moves[best]
-        moves = [first]
-        board = self.board.copy(stack=False)
-        board.push(first)
-        for origin, destination, captured, _promotes in list(core_pv)[1:]:
-            for m in board.legal_moves:
-                if m.origin == origin and m.destination == destination \
-                        and m.captured_mask == captured:
-                    board.push(m)
-                    moves.append(m)
-                    break
-            else:
-                break
-        return tuple(moves)
+    def _pv_moves(self, best: int, core_pv: Sequence[tuple],
+                  limit: int | None = None) -> tuple[Move, ...]:
+        """The core's variation as legal Moves (full paths), replayed from the root (its first
+        ``limit`` moves only, if given)."""
+        return _replay(self.board.copy(stack=False), self.moves[best], core_pv, limit)
 
     def _info(self, final: bool, depth: int | None = None) -> None:
         if self.on_info is None:
@@ -635,10 +656,18 @@ class _RootSearch:
 
     def _result(self, best: int | None, score: int, depth: int,
                 core_pv: Sequence[tuple]) -> SearchResult:
-        pv = self._pv_moves(best, core_pv) if best is not None else ()
+        if best is None:
+            head: tuple[Move, ...] = ()
+            pv: Sequence[Move] = ()
+        else:
+            # the whole line costs a move generation per ply in Python, a third of a fast
+            # search's time: only the reply is replayed now, the rest when someone asks
+            head = self._pv_moves(best, core_pv, 2)
+            pv = LazyLine(functools.partial(_replay, self.board.copy(stack=False),
+                                            self.moves[best], tuple(core_pv)))
         return SearchResult(
-            best_move=pv[0] if pv else None,
-            ponder_move=pv[1] if len(pv) > 1 else None,
+            best_move=head[0] if head else None,
+            ponder_move=head[1] if len(head) > 1 else None,
             score=score,
             depth=depth,
             seldepth=self.s.sel_depth,
@@ -646,6 +675,23 @@ class _RootSearch:
             time=Searcher.now() - self.started,
             pv=pv,
         )
+
+
+def _replay(board: Board, first: Move, core_pv: Sequence[tuple],
+            limit: int | None = None) -> tuple[Move, ...]:
+    """A core variation as legal Moves (full paths) from ``board`` (a copy it may change)."""
+    moves = [first]
+    board.push(first)
+    for origin, destination, captured, _promotes in list(core_pv)[1:limit]:
+        for m in board.legal_moves:
+            if m.origin == origin and m.destination == destination \
+                    and m.captured_mask == captured:
+                board.push(m)
+                moves.append(m)
+                break
+        else:
+            break
+    return tuple(moves)
 
 
 def _start_pieces(variant: Variant) -> int:

@@ -431,3 +431,15 @@ def test_cli_bench():
     nodes = int(next(line for line in lines if line.startswith("nodes ")).split()[1])
     assert nodes == run_bench(depth=4, hash_mb=16)[0]
     assert any(line.startswith("nodes/s ") for line in lines)
+
+
+def test_the_line_is_worked_out_from_the_searched_position_even_after_the_board_moves_on():
+    board = Board("international")
+    result = Engine("international", hash_mb=8).search(board, Limits(depth=6))
+    board.push(result.best_move)  # the game goes on before anyone reads the line
+    board.push(result.ponder_move)
+    replay = Board("international")
+    for move in result.pv:  # every move of the line is legal in turn from the searched position
+        assert move in replay.legal_moves
+        replay.push(move)
+    assert len(result.pv) >= 4 and result.pv[:2] == (result.best_move, result.ponder_move)
