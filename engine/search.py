@@ -620,11 +620,19 @@ class _RootSearch:
             if score >= floor:
                 candidates.append((i, min(score, best_score)))
                 pvs[i] = s.pv()
-        # never a move whose line ends with less material than the best move's line
-        floor_material = line_material(self.board, self._pv_moves(best, self.core_pv))
-        candidates = [(i, score) for i, score in candidates
-                      if i == best or line_material(self.board, self._pv_moves(i, pvs[i]))
-                      >= floor_material]
+        # never a move whose line ends with less material than another candidate's: each
+        # line is looked at two plies deeper than the level searched (the best move's too), so
+        # that a piece lost just past the level's horizon does not count as safe
+        ends: dict[int, int] = {}
+        for i, _score in candidates:
+            s.search_move(i, depth + 2, -INFINITY, INFINITY)
+            if s.stopped:
+                break
+            ends[i] = min(line_material(self.board, self._pv_moves(i, s.pv())),
+                          line_material(self.board, self._pv_moves(i, pvs[i])))
+        if ends:
+            most = max(ends.values())
+            candidates = [(i, score) for i, score in candidates if ends.get(i) == most]
         chosen = choose(candidates, best_score, self.level.margin,
                         seed=f"{self.engine.seed}:{self.level.name}:{self.root_key}")
         if chosen != best:
