@@ -168,6 +168,24 @@ def core_with_params(variant: "str | Variant", raw: bytes) -> EvalCore:
     return core
 
 
+@lru_cache(maxsize=None)
+def material_core(variant: "str | Variant") -> EvalCore:
+    """An evaluation of material alone (a man 100, a king engine.levels.king_worth men), for
+    the weaker levels' safety check; every other weight is zero."""
+    from .levels import king_worth
+
+    v = get_variant(variant)
+    core = EvalCore(_core.core_rules(v))
+    params = array("h", bytes(2 * core.n_params))
+    king = 100 * king_worth(v) * 16  # weights are stored in 1/16 of a hundredth
+    # the material group comes first: men, first king, second king, further kings, each with
+    # a middlegame and an endgame weight
+    for feature, weight in enumerate((100 * 16, king, king, king)):
+        params[2 * feature] = params[2 * feature + 1] = weight
+    core.set_weights(params)
+    return core
+
+
 @lru_cache(maxsize=32)
 def _loaded(name: str, path: str, mtime_ns: int, size: int) -> EvalCore:
     return core_with_params(name, read_params(path, weights_header(name)))

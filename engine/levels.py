@@ -75,9 +75,14 @@ def choose(candidates: Sequence[tuple[int, int]], best_score: int, margin: int,
     return rng.choices([index for index, _ in candidates], weights=weights)[0]
 
 
+def king_worth(variant) -> int:
+    """A king in men, for counting material: 3 for a flying king, 2 for a short one."""
+    return 3 if variant.flying_kings else 2
+
+
 def _material(board: Board, position: Position) -> int:
-    """Men count 1, kings 3 (flying) or 2; the side to move's balance."""
-    king = 3 if board.variant.flying_kings else 2
+    """Men count 1, kings king_worth; the side to move's balance."""
+    king = king_worth(board.variant)
     own, other = ((position.white, position.black) if position.white_to_move
                   else (position.black, position.white))
 

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 from . import _core
 from .board import Board
 from .draws import DrawCounters, game_history
-from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights
+from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, material_core
 from .fen import parse_fen
 from .levels import Level, choose, get_level, line_material
 from .move import Move
@@ -230,6 +230,7 @@ class Engine:
             draws.endgame_two or 0,
         )
         self._searcher.set_evaluation(learned)
+        self._learned = learned  #: the evaluation the search uses (None: the classic one)
         self.level: Level = get_level(level)
         self.seed = seed
         self.time_settings = time_settings or TimeSettings()
@@ -620,19 +621,20 @@ class _RootSearch:
             if score >= floor:
                 candidates.append((i, min(score, best_score)))
                 pvs[i] = s.pv()
-        # never a move whose line ends with less material than another candidate's: each
-        # line is looked at two plies deeper than the level searched (the best move's too), so
-        # that a piece lost just past the level's horizon does not count as safe
-        ends: dict[int, int] = {}
-        for i, _score in candidates:
-            s.search_move(i, depth + 2, -INFINITY, INFINITY)
-            if s.stopped:
-                break
-            ends[i] = min(line_material(self.board, self._pv_moves(i, s.pv())),
-                          line_material(self.board, self._pv_moves(i, pvs[i])))
-        if ends:
-            most = max(ends.values())
-            candidates = [(i, score) for i, score in candidates if ends.get(i) == most]
+        # never a move whose line ends with less material than the best move's line
+        floor_material = line_material(self.board, self._pv_moves(best, self.core_pv))
+        candidates = [(i, score) for i, score in candidates
+                      if i == best or line_material(self.board, self._pv_moves(i, pvs[i]))
+                      >= floor_material]
+        # and never a piece lost just past the level's horizon: the candidates (the best move
+        # too) are searched two plies deeper with material alone as the evaluation, so that
+        # no evaluation's taste for a position can pass a lost man for a fair price; and, for
+        # the deeper levels, at five plies too (a man given for a return the player cannot
+        # see coming looks like a blunder to that player)
+        kept = set(i for i, _ in candidates)
+        for horizon in sorted({depth + 2, min(depth + 2, 5)}):
+            kept &= self._keeping_material(sorted(kept), horizon)
+        candidates = [(i, score) for i, score in candidates if i in kept] or [(best, best_score)]
         chosen = choose(candidates, best_score, self.level.margin,
                         seed=f"{self.engine.seed}:{self.level.name}:{self.root_key}")
         if chosen != best:
@@ -640,6 +642,28 @@ class _RootSearch:
             self.score = dict(candidates)[chosen]
             self.core_pv = pvs[chosen]
             self._info(final=False)  # the move that will be played, with its line
+
+    def _keeping_material(self, indices: list[int], depth: int) -> set[int]:
+        """The moves of ``indices`` that keep as much material, ``depth`` plies on with
+        captures played out, as the best of them. (Material alone scores a position exactly;
+        only known drawn endings are scaled down, and a loss there still counts below.)"""
+        s = self.s
+        s.set_evaluation(material_core(self.engine.variant))
+        s.clear()  # the table holds the real evaluation's scores
+        balance: dict[int, int] = {}
+        try:
+            for i in indices:
+                score = s.search_move(i, depth, -INFINITY, INFINITY)
+                if s.stopped:
+                    break
+                balance[i] = score
+        finally:
+            s.set_evaluation(self.engine._learned)
+            s.clear()
+        if not balance:
+            return set()
+        top = max(balance.values())
+        return {i for i, value in balance.items() if value >= top}
 
     # -- reporting -------------------------------------------------------------------------
 
