@@ -191,10 +191,9 @@ def _loaded(name: str, path: str, mtime_ns: int, size: int) -> EvalCore:
     return core_with_params(name, read_params(path, weights_header(name)))
 
 
-def load_weights(variant: "str | Variant",
-                 path: "str | os.PathLike[str] | None" = None) -> EvalCore:
-    """The core's evaluation with the weights of a file (None: the shipped one). A file is
-    read once and shared, read-only, by every engine; WeightsError when it does not fit."""
+def _file_key(variant: "str | Variant",
+              path: "str | os.PathLike[str] | None") -> tuple[str, str, int, int]:
+    """(rule set, resolved file, mtime, size): a weights file's identity for the caches."""
     name = get_variant(variant).name
     file = Path(default_weights_path(name) if path is None else path)
     try:
@@ -202,4 +201,26 @@ def load_weights(variant: "str | Variant",
     except OSError:
         read_params(file, weights_header(name))  # raises the WeightsError naming the file
         stat = file.stat()
-    return _loaded(name, str(file.resolve()), stat.st_mtime_ns, stat.st_size)
+    return name, str(file.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+def load_weights(variant: "str | Variant",
+                 path: "str | os.PathLike[str] | None" = None) -> EvalCore:
+    """The core's evaluation with the weights of a file (None: the shipped one). A file is
+    read once and shared, read-only, by every engine; WeightsError when it does not fit."""
+    return _loaded(*_file_key(variant, path))
+
+
+def man_worth(variant: "str | Variant", path: "str | os.PathLike[str] | None" = None) -> float:
+    """What a man is worth in a weights file's units: the mean of the men's middlegame and
+    endgame weights (a trained file learns its own scale; the classic evaluation's is 100)."""
+    return _man_worth(*_file_key(variant, path))
+
+
+@lru_cache(maxsize=32)
+def _man_worth(name: str, path: str, mtime_ns: int, size: int) -> float:
+    params = array("h")
+    params.frombytes(read_params(path, weights_header(name))[:4])
+    if sys.byteorder == "big":
+        params.byteswap()
+    return (params[0] + params[1]) / 2 / 16  # stored in 1/16 of a hundredth

@@ -32,7 +32,8 @@ class Level:
     depth: int | None
     #: node cap per move (None: no cap)
     nodes: int | None
-    #: moves scoring within this many hundredths of a man of the best may be chosen
+    #: moves scoring within this many hundredths of a man of the best may be chosen (a man as
+    #: the evaluation values it: trained weights learn their own scale)
     margin: int
 
     @property

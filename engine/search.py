@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 from . import _core
 from .board import Board
 from .draws import DrawCounters, game_history
-from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, material_core
+from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, man_worth, material_core
 from .fen import parse_fen
 from .levels import Level, choose, get_level, line_material
 from .move import Move
@@ -231,6 +231,8 @@ class Engine:
         )
         self._searcher.set_evaluation(learned)
         self._learned = learned  #: the evaluation the search uses (None: the classic one)
+        #: a man in the evaluation's units: the levels' margins are set in hundredths of a man
+        self._man = man_worth(self.variant, weights) if learned is not None else 100.0
         self.level: Level = get_level(level)
         self.seed = seed
         self.time_settings = time_settings or TimeSettings()
@@ -609,7 +611,8 @@ class _RootSearch:
                 return
         self.nodes_before += used
         s.start(self.deadline, budget or 0)
-        floor = best_score - self.level.margin
+        margin = max(1, round(self.level.margin * self.engine._man / 100))
+        floor = best_score - margin
         candidates = [(best, best_score)]
         pvs = {best: self.core_pv}
         for i in range(len(self.moves)):
@@ -635,7 +638,7 @@ class _RootSearch:
         for horizon in sorted({depth + 2, min(depth + 2, 5)}):
             kept &= self._keeping_material(sorted(kept), horizon)
         candidates = [(i, score) for i, score in candidates if i in kept] or [(best, best_score)]
-        chosen = choose(candidates, best_score, self.level.margin,
+        chosen = choose(candidates, best_score, margin,
                         seed=f"{self.engine.seed}:{self.level.name}:{self.root_key}")
         if chosen != best:
             self.best = chosen
