@@ -41,8 +41,8 @@ __all__ = [
 
 #: the evaluations an Engine can use: the learned one (weights files) and the hand-written one
 EVALUATIONS = ("learned", "classic")
-#: the evaluation of an Engine that names none: the bootstrap weights play at least as well as
-#: the hand-written evaluation (bench/eval_match.py), so learned
+#: the evaluation of an Engine that names none: the trained weights beat the hand-written
+#: evaluation (docs/training.md; `damka match --engine "damka eval=classic" ...`), so learned
 DEFAULT_EVALUATION = "learned"
 
 #: the weights files shipped with the package, one per rule set
