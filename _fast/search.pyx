@@ -5,6 +5,13 @@ killers, history, late-move reductions and the draw rules of each rule set.
 Python drives the root (iterative deepening, aspiration windows, time checks between root
 moves and info callbacks) through ``Searcher``; everything below the root runs here in C
 without the GIL, and polls a stop flag that any thread may set.
+
+Parallel search (Lazy SMP): helper Searchers share the main one's transposition table and
+search the same root on their own threads (``run_helper``), each with its own killers,
+history and stacks, at varied depths; they share results only through the table. Its entries
+are lockless: each stores ``key ^ data`` next to ``data``, both written and read as single
+64-bit words, so an entry half-written by another thread fails the key check and is never
+used.
 """
 
 from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int16_t, int8_t, int64_t
@@ -35,9 +42,19 @@ cdef extern from *:
     #endif
         return p;
     }
+    /* Table words are read and written whole (relaxed atomics: no lock, no fence); another
+       thread may change the word next to it in between, which the key check catches. */
+    static inline unsigned long long damka_load64(const unsigned long long* p) {
+        return __atomic_load_n(p, __ATOMIC_RELAXED);
+    }
+    static inline void damka_store64(unsigned long long* p, unsigned long long v) {
+        __atomic_store_n(p, v, __ATOMIC_RELAXED);
+    }
     """
     void* damka_table_alloc(size_t bytes) nogil
-from libc.string cimport memset
+    uint64_t damka_load64(const uint64_t* p) noexcept nogil
+    void damka_store64(uint64_t* p, uint64_t v) noexcept nogil
+from libc.string cimport memset, memcpy
 from libc.math cimport log
 
 cdef double LMR_DIVISOR = 2.0
@@ -84,13 +101,17 @@ cdef enum:
     POLL_MASK = 1023
 
 ctypedef struct TTEntry:
-    uint64_t key
-    int16_t score
-    uint8_t depth
-    uint8_t flag
-    uint8_t age
-    uint8_t move       # index in the generated move list (generation is deterministic)
-    uint16_t pad
+    # what the table holds: two words, data packed (see pack_data) and check = key ^ data
+    uint64_t check
+    uint64_t data
+
+ctypedef struct TTData:
+    # an entry read out of the table, unpacked: a private copy no other thread can change
+    int score
+    int depth
+    int flag           # 0: no entry
+    int age
+    int move           # index in the generated move list (generation is deterministic)
 
 ctypedef struct DrawState:
     int reversible     # plies since a man moved or a piece was captured (king-only run)
@@ -124,6 +145,7 @@ ctypedef struct SearchState:
     int history[2][64][64]
     Move pv[MAX_PLY][MAX_PLY]
     int pv_len[MAX_PLY]
+    int helper                 # 0: the main search; k > 0: the k-th helper thread
 
 
 # ---------------------------------------------------------------------------------------
@@ -226,43 +248,72 @@ cdef inline int score_from_tt(int score, int ply) noexcept nogil:
     return score
 
 
-cdef TTEntry* tt_probe(SearchState* s, uint64_t key) noexcept nogil:
+cdef inline uint64_t pack_data(int score, int depth, int flag, int age, int move) noexcept nogil:
+    return ((<uint64_t>(<uint16_t>(<int16_t>score)))
+            | ((<uint64_t>(<uint8_t>depth)) << 16)
+            | ((<uint64_t>(<uint8_t>flag)) << 24)
+            | ((<uint64_t>(<uint8_t>age)) << 32)
+            | ((<uint64_t>(<uint8_t>move)) << 40))
+
+
+cdef inline void unpack_data(uint64_t data, TTData* out) noexcept nogil:
+    out.score = <int16_t>(<uint16_t>(data & 0xFFFF))
+    out.depth = (data >> 16) & 0xFF
+    out.flag = (data >> 24) & 0xFF
+    out.age = (data >> 32) & 0xFF
+    out.move = (data >> 40) & 0xFF
+
+
+cdef inline int tt_read(TTEntry* e, uint64_t key, TTData* out) noexcept nogil:
+    """Copy the entry out, whole, if it is ``key``'s: 1 when it is, else 0. Data torn by a
+    concurrent write no longer matches its check word, so it reads as another key's."""
+    cdef uint64_t data = damka_load64(&e.data)
+    cdef uint64_t check = damka_load64(&e.check)
+    if check ^ data != key:
+        return 0
+    unpack_data(data, out)
+    return 1
+
+
+cdef int tt_probe(SearchState* s, uint64_t key, TTData* out) noexcept nogil:
+    """1 and the entry for ``key`` in ``out`` when the table has one, else 0."""
     cdef TTEntry* bucket = &s.tt[(key & s.tt_mask) * 4]
     cdef int i
     for i in range(4):
-        if bucket[i].key == key and bucket[i].flag:
-            return &bucket[i]
-    return NULL
+        if tt_read(&bucket[i], key, out) and out.flag:
+            return 1
+    return 0
 
 
 cdef void tt_store(SearchState* s, uint64_t key, int depth, int flag, int score, int move,
                    int ply) noexcept nogil:
     cdef TTEntry* bucket = &s.tt[(key & s.tt_mask) * 4]
     cdef TTEntry* e = NULL
+    cdef TTData old
+    cdef uint64_t data
     cdef int i, worth, worst = 1 << 30
     for i in range(4):
-        if bucket[i].key == key:
+        if tt_read(&bucket[i], key, &old):
             e = &bucket[i]
             if move == NO_MOVE:
-                move = e.move
-            if depth < e.depth - 2 and flag != TT_EXACT and e.age == s.age:
+                move = old.move
+            if depth < old.depth - 2 and flag != TT_EXACT and old.age == s.age:
                 return
             break
     if e == NULL:
         for i in range(4):
-            # replace the shallowest entry, entries from older searches first
-            worth = bucket[i].depth - 8 * ((s.age - bucket[i].age) & 63)
-            if bucket[i].flag == 0:
+            # replace the shallowest entry, entries from older searches first (a racing
+            # writer can only make this choice worse, never an entry wrong)
+            unpack_data(damka_load64(&bucket[i].data), &old)
+            worth = old.depth - 8 * ((s.age - old.age) & 63)
+            if old.flag == 0:
                 worth = -1000
             if worth < worst:
                 worst = worth
                 e = &bucket[i]
-    e.key = key
-    e.depth = <uint8_t>(depth if depth > 0 else 0)
-    e.flag = <uint8_t>flag
-    e.score = <int16_t>score_to_tt(score, ply)
-    e.move = <uint8_t>move
-    e.age = s.age
+    data = pack_data(score_to_tt(score, ply), depth if depth > 0 else 0, flag, s.age, move)
+    damka_store64(&e.data, data)
+    damka_store64(&e.check, key ^ data)
 
 
 # ---------------------------------------------------------------------------------------
@@ -422,6 +473,16 @@ cdef void order_moves(SearchState* s, const Pos* p, MoveList* ml, int tt_move, i
                 scores[i] = s.history[p.side][m.origin][m.dest] + (1 << 20 if m.promote else 0)
 
 
+cdef void vary_root_order(SearchState* s, MoveList* ml, int tt_move, int* scores) noexcept nogil:
+    """Helper threads after the first start their root on different moves (the hash move
+    still first), so that they fill the shared table with different parts of the tree."""
+    cdef int i
+    cdef int first = (s.helper - 1) % ml.count
+    for i in range(ml.count):
+        if i != tt_move:
+            scores[i] = ml.count - (i - first + ml.count) % ml.count
+
+
 cdef inline int pick(MoveList* ml, int* scores, int start) noexcept nogil:
     """Bring the best-scored remaining move to ``start`` (selection sort, lazily)."""
     cdef int i, best = start
@@ -446,7 +507,7 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     cdef int scores[MAX_MOVES]
     cdef int original_index[MAX_MOVES]
     cdef Pos child
-    cdef TTEntry* e
+    cdef TTData e
     cdef uint64_t key = s.keys[s.history_len + ply]
     cdef int i, j, score, best, best_index, tt_move, moved, reduction, new_depth, flag, tmp
     cdef int alpha0 = alpha
@@ -473,8 +534,7 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         return alpha
 
     tt_move = NO_MOVE
-    e = tt_probe(s, key)
-    if e != NULL:
+    if tt_probe(s, key, &e):
         tt_move = e.move
         if not pv_node and e.depth >= depth:
             score = score_from_tt(e.score, ply)
@@ -490,6 +550,8 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     for i in range(ml.count):
         original_index[i] = i
     order_moves(s, p, &ml, tt_move, ply, scores)
+    if ply == 0 and s.helper > 1:
+        vary_root_order(s, &ml, tt_move, scores)
 
     best = -INF
     best_index = NO_MOVE
@@ -561,6 +623,35 @@ cdef void halve_history(SearchState* s) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------------------
+# Lazy SMP helpers: the same root, deeper and deeper, results only through the shared table
+
+cdef enum:
+    HELPER_MAX_DEPTH = 96
+
+
+cdef int skip_depth(int helper, int depth) noexcept nogil:
+    """Whether helper ``helper`` leaves out iteration ``depth``. Helpers come in groups: two
+    that skip every other depth (one odd, one even), then four that skip pairs of depths at
+    four phases, six with runs of three, eight with runs of four; so at any moment some
+    helpers are a ply or more ahead of the main search and fill the table for it."""
+    cdef int j = (helper - 1) % 20
+    cdef int run = 1
+    while j >= 2 * run:
+        j -= 2 * run
+        run += 1
+    return ((depth + j) // run) % 2
+
+
+cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
+    cdef int depth
+    for depth in range(1, HELPER_MAX_DEPTH + 1):
+        if s.stop:
+            break
+        if not skip_depth(s.helper, depth):
+            search(s, root, depth, 0, -INF, INF, 1)
+
+
+# ---------------------------------------------------------------------------------------
 # The Python side: the root is driven from engine/search.py
 
 cdef class Searcher:
@@ -573,6 +664,8 @@ cdef class Searcher:
     cdef PathList root_paths
     cdef readonly int hash_mb
     cdef object learned_core
+    cdef bint owns_table        # False for a helper, whose table is its main Searcher's
+    cdef object table_owner     # that main Searcher, kept alive while its table is used
 
     def __cinit__(self):
         self.s = <SearchState*>calloc(1, sizeof(SearchState))
@@ -581,13 +674,15 @@ cdef class Searcher:
 
     def __dealloc__(self):
         if self.s != NULL:
-            free(self.s.tt)
+            if self.owns_table:
+                free(self.s.tt)
             free(self.s)
             self.s = NULL
 
     def __init__(self, CoreRules core, str eval_name, int hash_mb=64, int king_moves=0,
                  int no_progress=0, int endgame_three=0, int endgame_two=0):
-        """Draw-rule counts are in moves by each side (0 = the rule does not exist)."""
+        """Draw-rule counts are in moves by each side (0 = the rule does not exist).
+        ``hash_mb`` 0: no table of its own (a helper, which uses its main Searcher's)."""
         self.core = core
         self.s.rules = core.rules
         init_eval(&self.s.eval, eval_name.encode("ascii"), &core.rules)
@@ -595,7 +690,8 @@ cdef class Searcher:
         self.s.draws.no_progress_plies = 2 * no_progress
         self.s.draws.endgame_three_plies = 2 * endgame_three
         self.s.draws.endgame_two_plies = 2 * endgame_two
-        self.resize(hash_mb)
+        if hash_mb != 0:
+            self.resize(hash_mb)
 
     def set_evaluation(self, EvalCore learned=None):
         """Use the learned evaluation of ``learned`` (weights loaded), or with None the
@@ -615,6 +711,9 @@ cdef class Searcher:
         cdef uint64_t buckets = 1
         if hash_mb < 1:
             hash_mb = 1
+        if not self.owns_table:
+            self.s.tt = NULL
+            self.table_owner = None
         while buckets * 2 * 64 <= (<uint64_t>hash_mb) * 1024 * 1024:
             buckets *= 2
         free(self.s.tt)
@@ -624,10 +723,13 @@ cdef class Searcher:
             raise MemoryError(f"cannot allocate a {hash_mb} MB hash table")
         self.s.tt_mask = buckets - 1
         self.hash_mb = hash_mb
+        self.owns_table = True
 
     def clear(self):
-        """Forget everything learned: hash table, killers and history (a new game)."""
-        memset(self.s.tt, 0, (self.s.tt_mask + 1) * 4 * sizeof(TTEntry))
+        """Forget everything learned: hash table (its own: not a helper's), killers and
+        history (a new game)."""
+        if self.owns_table:
+            memset(self.s.tt, 0, (self.s.tt_mask + 1) * 4 * sizeof(TTEntry))
         memset(self.s.killers, 0, sizeof(self.s.killers))
         memset(self.s.history, 0, sizeof(self.s.history))
 
@@ -659,6 +761,52 @@ cdef class Searcher:
         generate(&self.s.rules, &self.root, &self.root_moves, &self.root_paths)
         return [self.core.move_tuple(&self.root_moves.moves[i], &self.root_paths, i)
                 for i in range(self.root_moves.count)]
+
+    def follow(self, Searcher main, int helper):
+        """Make this Searcher helper number ``helper`` (1, 2, ...) of ``main`` for its next
+        search: main's root, game history, draw counters, evaluation and hash table, with
+        killers cleared and the node count and stop flag reset. Call after main's
+        set_position, before run_helper; main's table must outlive the search."""
+        cdef SearchState* s = self.s
+        cdef SearchState* m = main.s
+        if helper < 1:
+            raise ValueError("helpers are numbered from 1")
+        if m.tt == NULL:
+            raise ValueError("the main Searcher has no hash table")
+        if self.owns_table:
+            free(s.tt)
+            self.owns_table = False
+        s.tt = m.tt
+        s.tt_mask = m.tt_mask
+        s.age = m.age
+        self.table_owner = main
+        self.hash_mb = main.hash_mb
+        self.core = main.core
+        s.rules = m.rules
+        s.eval = m.eval
+        s.learned = m.learned
+        self.learned_core = main.learned_core
+        s.draws = m.draws
+        memcpy(s.keys, m.keys, (m.history_len + 1) * sizeof(uint64_t))
+        s.history_len = m.history_len
+        s.draw[0] = m.draw[0]
+        self.root = main.root
+        s.helper = helper
+        memset(s.killers, 0, sizeof(s.killers))
+        s.nodes = 0
+        s.stop = 0
+        s.sel_depth = 0
+        s.deadline = 0
+        s.node_limit = 0
+
+    def run_helper(self):
+        """Search the followed root deeper and deeper until stop() (or the deepest depth),
+        leaving the results in the shared table. Blocks: run it on a thread of its own; it
+        holds no GIL while it searches."""
+        if self.s.helper < 1 or self.s.tt == NULL:
+            raise RuntimeError("run_helper needs follow() first")
+        with nogil:
+            helper_loop(self.s, &self.root)
 
     def root_is_draw(self):
         """Whether the root position is already drawn by a move-count rule or repetition."""
@@ -737,8 +885,9 @@ cdef class Searcher:
 
     def hash_move(self):
         """The index of the hash table's best root move, or -1."""
-        cdef TTEntry* e = tt_probe(self.s, self.s.keys[self.s.history_len])
-        if e == NULL or e.move >= self.root_moves.count:
+        cdef TTData e
+        if (not tt_probe(self.s, self.s.keys[self.s.history_len], &e)
+                or e.move >= self.root_moves.count):
             return -1
         return e.move
 
@@ -753,6 +902,46 @@ cdef class Searcher:
         with nogil:
             score = quiesce(self.s, &self.root, 0, -INF, INF)
         return score
+
+
+def table_stress(Searcher searcher, uint64_t seed, int rounds, int keys=4096):
+    """Test hook for the lockless table: ``rounds`` stores and probes, on this thread without
+    the GIL, of ``keys`` keys (chosen by ``seed``'s stream) crowded into eight buckets, each
+    stored with data made from its key. Returns (hits, bad): probes that found their key, and
+    those of them whose data was not that key's (a torn entry accepted as valid)."""
+    cdef uint64_t state = seed
+    cdef uint64_t k, key
+    cdef int64_t hits = 0, bad = 0
+    cdef int i, score, depth, flag, move
+    cdef TTData e
+    cdef SearchState* s = searcher.s
+    if s.tt == NULL or keys < 1:
+        raise ValueError("table_stress needs a Searcher with a table and at least one key")
+    with nogil:
+        for i in range(rounds):
+            k = splitmix(&state) % <uint64_t>keys
+            key = stress_key(k) & ~s.tt_mask | (k & 7)
+            stress_data(key, &score, &depth, &flag, &move)
+            if splitmix(&state) & 1:
+                tt_store(s, key, depth, flag, score, move, 0)
+            elif tt_probe(s, key, &e):
+                hits += 1
+                if e.score != score or e.depth != depth or e.flag != flag or e.move != move:
+                    bad += 1
+    return hits, bad
+
+
+cdef inline uint64_t stress_key(uint64_t k) noexcept nogil:
+    cdef uint64_t state = k * 0x9E3779B97F4A7C15ULL + 1
+    return splitmix(&state)
+
+
+cdef inline void stress_data(uint64_t key, int* score, int* depth, int* flag,
+                             int* move) noexcept nogil:
+    score[0] = <int>((key >> 20) % 20000) - 10000
+    depth[0] = 1 + <int>((key >> 40) % 60)
+    flag[0] = 1 + <int>((key >> 50) % 3)
+    move[0] = <int>((key >> 56) & 0x7F)
 
 
 MATE_SCORE = MATE

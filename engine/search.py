@@ -7,6 +7,11 @@ iterations, pondering, strength levels, and progress through a callback (never p
 
 The Engine can be stopped from any thread: ``stop()`` sets the core's flag, which the search
 polls at every node, so ``search`` returns the best move found so far within milliseconds.
+
+With ``threads`` > 1 the search is a Lazy SMP: while this module drives the main search, helper
+threads search the same root in the core (varied depths and root order) and share what they
+find only through the common hash table; the main search alone decides the move, so stop,
+ponder and ponderhit work as with one thread. One thread is the plain, deterministic search.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ __all__ = [
     "MATE_THRESHOLD",
     "MAX_DEPTH",
     "mate_in",
+    "max_threads",
 ]
 
 #: deepest nominal depth (the core's ply stack holds 128 plies including extensions)
@@ -52,6 +58,23 @@ ASPIRATION = 25
 ASPIRATION_DEPTH = 5
 
 InfoCallback = Callable[["SearchInfo"], object]
+
+
+def max_threads() -> int:
+    """The most search threads worth asking for: the cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def check_threads(threads: int) -> int:
+    """``threads`` if it is a thread count this machine can use, else a ValueError saying
+    the range (more threads than cores only slow every one of them down)."""
+    high = max_threads()
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= high:
+        raise ValueError(f"threads must be between 1 and {high} (the cores), not {threads!r}")
+    return threads
 
 
 def now() -> float:
@@ -193,8 +216,10 @@ class Engine:
     choice among near-best moves reproducible. ``evaluation`` is "learned" (weights from
     ``weights``: a ``.dkw`` file, by default the one shipped for the rule set) or "classic"
     (the hand-written evaluation); None means ``engine.learned.DEFAULT_EVALUATION``. A
-    weights file that does not fit raises ``engine.weights_file.WeightsError``. One search runs
-    at a time; ``stop`` and ``ponderhit`` may be called from any thread.
+    weights file that does not fit raises ``engine.weights_file.WeightsError``. ``threads``
+    (1 to the number of cores) searches on that many threads sharing the hash table (the full
+    level only: the weaker levels' budgets are one thread's). One search runs at a time;
+    ``stop`` and ``ponderhit`` may be called from any thread.
     """
 
     def __init__(
@@ -206,8 +231,10 @@ class Engine:
         time_settings: TimeSettings | None = None,
         weights: "str | os.PathLike | None" = None,
         evaluation: str | None = None,
+        threads: int = 1,
     ):
         self.variant: Variant = get_variant(variant)
+        check_threads(threads)
         if evaluation is None:
             evaluation = "learned" if weights is not None else DEFAULT_EVALUATION
         if evaluation not in EVALUATIONS:
@@ -230,6 +257,12 @@ class Engine:
             draws.endgame_two or 0,
         )
         self._searcher.set_evaluation(learned)
+        self._searcher_args = (_core.core_rules(self.variant), self.variant.name, 0) + tuple(
+            n or 0 for n in (draws.king_moves, draws.no_progress, draws.endgame_three,
+                             draws.endgame_two))
+        #: helper Searchers, one per thread beyond the first (tables: the main one's)
+        self._helpers: list = []
+        self._set_helpers(threads - 1)
         self._learned = learned  #: the evaluation the search uses (None: the classic one)
         #: a man in the evaluation's units: the levels' margins are set in hundredths of a man
         self._man = man_worth(self.variant, weights) if learned is not None else 100.0
@@ -258,6 +291,25 @@ class Engine:
         """Forget the hash table, killers and history: a new game, or a reproducible search."""
         with self._busy:
             self._searcher.clear()
+            for helper in self._helpers:
+                helper.clear()
+
+    @property
+    def threads(self) -> int:
+        return 1 + len(self._helpers)
+
+    def set_threads(self, threads: int) -> None:
+        """Search on ``threads`` threads from the next search on (1 to the number of cores).
+        Each thread beyond the first costs its own stacks, killers and history (about half a
+        megabyte, see the README), not another hash table."""
+        check_threads(threads)
+        with self._busy:
+            self._set_helpers(threads - 1)
+
+    def _set_helpers(self, count: int) -> None:
+        del self._helpers[count:]
+        while len(self._helpers) < count:
+            self._helpers.append(Searcher(*self._searcher_args))
 
     def set_level(self, level: "str | Level | None", seed: int | None = None) -> None:
         self.level = get_level(level)
@@ -327,6 +379,8 @@ class Engine:
             if self._busy.locked():
                 self._stop_requested = True
                 self._searcher.stop()
+                for helper in self._helpers:
+                    helper.stop()
 
     def ponderhit(self) -> None:
         """The expected reply was played: the ponder search becomes a normal timed search,
@@ -412,6 +466,8 @@ class _RootSearch:
         self.depth = 0
         self.core_pv: list[tuple] = []
         self.nodes_before = 0  # nodes of earlier phases (the core counts from start())
+        self.helper_nodes = 0  # nodes of the helper threads, once they have stopped
+        self.helpers_running: list = []
 
     # -- control from other threads (under the engine's control lock) ----------------------
 
@@ -477,6 +533,42 @@ class _RootSearch:
             order.remove(hash_move)
             order.insert(0, hash_move)
         self.best = order[0]
+        helpers = self._start_helpers()
+        try:
+            self._deepen(order, hash_move)
+        finally:
+            self._stop_helpers(helpers)
+
+    def _start_helpers(self) -> list[tuple]:
+        """Lazy SMP: the engine's helper Searchers take this root and search it on their own
+        threads until _stop_helpers. Only the full level uses them (a weaker level's node and
+        depth budgets are one thread's)."""
+        helpers = self.engine._helpers
+        if not helpers or self.level_nodes is not None or self.level.depth is not None:
+            return []
+        started = []
+        with self.engine._control:
+            for number, helper in enumerate(helpers, 1):
+                helper.follow(self.s, number)
+                if self.engine._stop_requested:
+                    helper.stop()
+                thread = threading.Thread(target=helper.run_helper, name=f"damka-helper-{number}",
+                                          daemon=True)
+                thread.start()
+                started.append((helper, thread))
+        self.helpers_running = [helper for helper, _ in started]
+        return started
+
+    def _stop_helpers(self, started: list[tuple]) -> None:
+        for helper, _thread in started:
+            helper.stop()
+        for helper, thread in started:
+            thread.join()
+            self.helper_nodes += helper.nodes
+        self.helpers_running = []
+
+    def _deepen(self, order: list[int], hash_move: int) -> None:
+        s = self.s
         previous: int | None = None
         for depth in range(1, self.max_depth + 1):
             if depth > 1 and not self._may_start_iteration():
@@ -683,11 +775,16 @@ class _RootSearch:
             depth=self.depth if depth is None else depth,
             seldepth=self.s.sel_depth,
             score=self.score,
-            nodes=self.nodes_before + self.s.nodes,
+            nodes=self._nodes(),
             time=Searcher.now() - self.started,
             pv=self._pv_moves(self.best, self.core_pv),
             final=final,
         ))
+
+    def _nodes(self) -> int:
+        """Nodes searched so far, on every thread."""
+        running = sum(helper.nodes for helper in self.helpers_running)
+        return self.nodes_before + self.s.nodes + self.helper_nodes + running
 
     def _result(self, best: int | None, score: int, depth: int,
                 core_pv: Sequence[tuple]) -> SearchResult:
@@ -706,7 +803,7 @@ class _RootSearch:
             score=score,
             depth=depth,
             seldepth=self.s.sel_depth,
-            nodes=self.nodes_before + self.s.nodes,
+            nodes=self._nodes(),
             time=Searcher.now() - self.started,
             pv=pv,
         )
