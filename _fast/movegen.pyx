@@ -560,6 +560,34 @@ def perft(CoreRules rules, white, black, kings, bint white_to_move, int depth):
     return nodes
 
 
+def perft_children(CoreRules rules, white, black, kings, bint white_to_move, int plies):
+    """Every position ``plies`` plies below this one, once per path that reaches it (the
+    work list of a parallel perft, whose leaf counts add up to the whole tree's): tuples
+    (white, black, kings, white_to_move) of engine masks, in generation order."""
+    cdef Pos p
+    if plies < 0:
+        raise ValueError("plies must be >= 0")
+    rules.load(&p, white, black, kings, white_to_move)
+    out = []
+    _collect_children(rules, &p, plies, out)
+    return out
+
+
+cdef int _collect_children(CoreRules rules, const Pos* p, int plies, list out) except -1:
+    cdef MoveList ml
+    cdef Pos child
+    cdef int i
+    if plies == 0:
+        out.append((rules.from_bits(p.pieces[WHITE]), rules.from_bits(p.pieces[BLACK]),
+                    rules.from_bits(p.kings), p.side == WHITE))
+        return 0
+    generate(&rules.rules, p, &ml, NULL)
+    for i in range(ml.count):
+        make_move(p, &ml.moves[i], &child)
+        _collect_children(rules, &child, plies - 1, out)
+    return 0
+
+
 def divide(CoreRules rules, white, black, kings, bint white_to_move, int depth):
     """Perft split by root move: a list of (move tuple, nodes)."""
     cdef Pos p, child

@@ -904,9 +904,9 @@ cdef class Searcher:
         return score
 
 
-def table_stress(Searcher searcher, uint64_t seed, int rounds, int keys=4096):
+def table_stress(Searcher searcher, uint64_t seed, int rounds, int keys=8):
     """Test hook for the lockless table: ``rounds`` stores and probes, on this thread without
-    the GIL, of ``keys`` keys (chosen by ``seed``'s stream) crowded into eight buckets, each
+    the GIL, of ``keys`` keys (chosen by ``seed``'s stream) crowded into one bucket, each
     stored with data made from its key. Returns (hits, bad): probes that found their key, and
     those of them whose data was not that key's (a torn entry accepted as valid)."""
     cdef uint64_t state = seed
@@ -920,7 +920,7 @@ def table_stress(Searcher searcher, uint64_t seed, int rounds, int keys=4096):
     with nogil:
         for i in range(rounds):
             k = splitmix(&state) % <uint64_t>keys
-            key = stress_key(k) & ~s.tt_mask | (k & 7)
+            key = stress_key(k) & ~s.tt_mask
             stress_data(key, &score, &depth, &flag, &move)
             if splitmix(&state) & 1:
                 tt_store(s, key, depth, flag, score, move, 0)
@@ -929,6 +929,29 @@ def table_stress(Searcher searcher, uint64_t seed, int rounds, int keys=4096):
                 if e.score != score or e.depth != depth or e.flag != flag or e.move != move:
                     bad += 1
     return hits, bad
+
+
+def table_half_written(Searcher searcher, uint64_t key_a, uint64_t key_b):
+    """Test hook: store an entry for ``key_a``, then overwrite only its data word with the
+    data of an entry for ``key_b`` (a writer of ``key_b`` caught between its two words), and
+    probe both keys. Returns (found_a, found_b): a sound table finds neither."""
+    cdef SearchState* s = searcher.s
+    cdef TTData e
+    cdef TTEntry* bucket
+    cdef int score, depth, flag, move, i, found_a, found_b
+    if s.tt == NULL:
+        raise ValueError("table_half_written needs a Searcher with a table")
+    key_b = (key_b & ~s.tt_mask) | (key_a & s.tt_mask)  # the same bucket
+    bucket = &s.tt[(key_a & s.tt_mask) * 4]
+    stress_data(key_a, &score, &depth, &flag, &move)
+    tt_store(s, key_a, depth, flag, score, move, 0)
+    stress_data(key_b, &score, &depth, &flag, &move)
+    for i in range(4):
+        if tt_read(&bucket[i], key_a, &e):
+            damka_store64(&bucket[i].data, pack_data(score, depth, flag, s.age, move))
+    found_a = tt_probe(s, key_a, &e)
+    found_b = tt_probe(s, key_b, &e)
+    return bool(found_a), bool(found_b)
 
 
 cdef inline uint64_t stress_key(uint64_t k) noexcept nogil:

@@ -8,6 +8,7 @@ pure-Python fallback: a missing extension fails loudly with the command that bui
 from __future__ import annotations
 
 import importlib
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from types import ModuleType
 
@@ -59,25 +60,41 @@ def generate(variant: Variant, position: Position) -> list[CoreMove]:
     )
 
 
-def perft(variant: Variant, position: Position, depth: int) -> int:
-    """Leaf count of the legal-move tree ``depth`` plies below the position."""
-    return _movegen.perft(
-        core_rules(variant),
-        position.white,
-        position.black,
-        position.kings,
-        position.white_to_move,
-        depth,
-    )
+#: plies a parallel perft splits the tree at: the positions there are its work items (about
+#: 80 from an opening, enough to keep every thread busy until the end)
+PERFT_SPLIT = 2
 
 
-def divide(variant: Variant, position: Position, depth: int) -> list[tuple[CoreMove, int]]:
+def perft(variant: Variant, position: Position, depth: int, threads: int = 1) -> int:
+    """Leaf count of the legal-move tree ``depth`` plies below the position. With ``threads``
+    > 1 the subtrees below the first plies are counted on that many threads at once (the
+    counting holds no GIL); the sum is the same."""
+    rules = core_rules(variant)
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    if threads == 1 or depth <= PERFT_SPLIT:
+        return _movegen.perft(rules, position.white, position.black, position.kings,
+                              position.white_to_move, depth)
+    items = _movegen.perft_children(rules, position.white, position.black, position.kings,
+                                    position.white_to_move, PERFT_SPLIT)
+    return sum(_parallel_perft(rules, items, depth - PERFT_SPLIT, threads))
+
+
+def divide(variant: Variant, position: Position, depth: int,
+           threads: int = 1) -> list[tuple[CoreMove, int]]:
     """Perft split by root move: (core move tuple, leaf count) per legal move."""
-    return _movegen.divide(
-        core_rules(variant),
-        position.white,
-        position.black,
-        position.kings,
-        position.white_to_move,
-        depth,
-    )
+    rules = core_rules(variant)
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    args = (rules, position.white, position.black, position.kings, position.white_to_move)
+    if threads == 1 or depth < 2:
+        return _movegen.divide(*args, depth)
+    moves = _movegen.legal_moves(*args)
+    children = _movegen.perft_children(*args, 1)
+    return list(zip(moves, _parallel_perft(rules, children, depth - 1, threads)))
+
+
+def _parallel_perft(rules, items: list[tuple], depth: int, threads: int) -> list[int]:
+    """Perft ``depth`` of each (white, black, kings, white_to_move), on ``threads`` threads."""
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="damka-perft") as pool:
+        return list(pool.map(lambda item: _movegen.perft(rules, *item, depth), items))

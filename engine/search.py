@@ -31,6 +31,7 @@ from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, man_worth, m
 from .fen import parse_fen
 from .levels import Level, choose, get_level, line_material
 from .move import Move
+from .threads import check_threads, max_threads
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
 from .variants import Variant, get_variant
 
@@ -58,23 +59,6 @@ ASPIRATION = 25
 ASPIRATION_DEPTH = 5
 
 InfoCallback = Callable[["SearchInfo"], object]
-
-
-def max_threads() -> int:
-    """The most search threads worth asking for: the cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
-
-
-def check_threads(threads: int) -> int:
-    """``threads`` if it is a thread count this machine can use, else a ValueError saying
-    the range (more threads than cores only slow every one of them down)."""
-    high = max_threads()
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= high:
-        raise ValueError(f"threads must be between 1 and {high} (the cores), not {threads!r}")
-    return threads
 
 
 def now() -> float:

@@ -47,6 +47,23 @@ def _depth(text: str) -> int:
     return value
 
 
+def _threads(text: str) -> int:
+    """A --threads value: 1 up to the cores this process may use."""
+    from engine.threads import check_threads
+
+    try:
+        return check_threads(int(text))
+    except ValueError as exc:
+        message = str(exc) if text.strip().lstrip("+-").isdigit() else \
+            f"threads must be a positive integer, not {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def _add_threads(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--threads", type=_threads, default=1, metavar="N",
+                   help=f"{what} on N threads, 1 up to the number of cores (default 1)")
+
+
 def _variant_label(variant: Variant) -> str:
     """A name that get_variant reads back, house rule included."""
     return variant.name if variant.forced_capture else f"{variant.name}-nocapture"
@@ -71,6 +88,7 @@ def _add_perft(subparsers) -> None:
                    help="one JSON object per depth: variant, fen, depth, nodes, seconds, nps")
     p.add_argument("--no-forced-capture", action="store_true",
                    help='the "no forced capture" house rule (8x8 rule sets only)')
+    _add_threads(p, "count")
     p.set_defaults(run=_run_perft)
 
 
@@ -92,7 +110,7 @@ def _run_perft(args: argparse.Namespace) -> int:
         def emit_move(name: str, nodes: int) -> None:
             print(json.dumps({"move": name, "nodes": nodes}), flush=True)
     else:
-        print(f"perft {label} {fen}")
+        print(f"perft {label} {fen}" + (f" threads {args.threads}" if args.threads > 1 else ""))
         print(f"{'depth':>5} {'nodes':>15} {'seconds':>10} {'nodes/s':>13}", flush=True)
 
         def emit_depth(depth: int, nodes: int, seconds: float) -> None:
@@ -104,13 +122,13 @@ def _run_perft(args: argparse.Namespace) -> int:
     for depth in range(1, args.depth + 1):
         start = perf_counter()
         if args.divide and depth == args.depth:
-            rows = _core.divide(variant, position, depth)
+            rows = _core.divide(variant, position, depth, args.threads)
             seconds = perf_counter() - start
             for name, nodes in _divide_rows(variant, rows):
                 emit_move(name, nodes)
             nodes = sum(n for _, n in rows)
         else:
-            nodes = _core.perft(variant, position, depth)
+            nodes = _core.perft(variant, position, depth, args.threads)
             seconds = perf_counter() - start
         emit_depth(depth, nodes, seconds)
     return 0
@@ -185,6 +203,7 @@ def _add_analyse(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of a weaker level's choice")
     p.add_argument("--hash", type=_positive_int("hash size"), default=64, metavar="MB",
                    help="hash table size in MB (default 64)")
+    _add_threads(p, "search")
     p.add_argument("--no-forced-capture", action="store_true",
                    help='the "no forced capture" house rule (8x8 rule sets only)')
     p.set_defaults(run=_run_analyse)
@@ -226,8 +245,9 @@ def _run_analyse(args: argparse.Namespace) -> int:
     limits = Limits(depth=args.depth, nodes=args.nodes, movetime=args.time)
     # analysis has no transport to allow for: --time is the search's own time
     engine = Engine(variant, hash_mb=args.hash, level=level, seed=args.seed,
-                    time_settings=TimeSettings(move_overhead=0.0))
-    print(f"analyse {_variant_label(variant)} {board.fen(compact=True)} level {level.name}")
+                    time_settings=TimeSettings(move_overhead=0.0), threads=args.threads)
+    print(f"analyse {_variant_label(variant)} {board.fen(compact=True)} level {level.name}"
+          + (f" threads {args.threads}" if args.threads > 1 else ""))
     print(f"{'depth':>5} {'seldepth':>8} {'score':>7} {'nodes':>12} {'nodes/s':>10} "
           f"{'seconds':>8}  pv", flush=True)
 
@@ -379,6 +399,7 @@ def _add_dxp(subparsers) -> None:
                    help="hash table size (default 64)")
     p.add_argument("--level", default="full", choices=("easy", "medium", "hard", "full"),
                    help="playing strength (default full)")
+    _add_threads(p, "search each move")
     p.add_argument("--move-time", type=_seconds_up_to(3600), default=1.0, metavar="SECONDS",
                    help="time per move when a game request gives 0 minutes (default 1.0)")
     p.add_argument("--max-sessions", type=_int_range("max-sessions", 1, 64), default=2,
@@ -437,8 +458,8 @@ def _add_match(subparsers) -> None:
         "match",
         help="play a match between engines (Hub, DXP, damka in-process) and rate them",
         description="Play engine-against-engine games: every pair plays each opening twice with "
-                    "colours reversed. Engines: 'damka [level=L] [hash=MB] [seed=N] [name=N]' "
-                    "(in-process), \"cmd='dame hub' [dir=PATH] [param.NAME=VALUE] [name=N]\" "
+                    "colours reversed. Engines: 'damka [level=L] [hash=MB] [threads=N] [seed=N] "
+                    "[name=N]' (in-process; threads: its search threads, 1 up to the cores), \"cmd='dame hub' [dir=PATH] [param.NAME=VALUE] [name=N]\" "
                     "(a Hub engine), 'dxp=HOST:PORT [name=N]' (a DXP follower). Each finished "
                     "game is appended to --pdn at once; --resume continues a stopped match. "
                     "A progress line goes to stderr, the final table (wins, draws, losses, "

@@ -274,8 +274,9 @@ def test_a_single_legal_move_is_answered_at_once():
 # -- stop and ponder -------------------------------------------------------------------------------
 
 
-def test_stop_from_another_thread_answers_within_50_ms():
-    engine = Engine("international", hash_mb=16)
+@pytest.mark.parametrize("threads", [1, 2], ids=["1-thread", "2-threads"])
+def test_stop_from_another_thread_answers_within_50_ms(threads):
+    engine = Engine("international", hash_mb=16, threads=threads)
     board = Board("international")
     future = engine.search_async(board, Limits(infinite=True))
     time.sleep(0.3)
@@ -287,8 +288,9 @@ def test_stop_from_another_thread_answers_within_50_ms():
     assert result.best_move in board.legal_moves and result.depth >= 3
 
 
-def test_stop_a_blocking_search():
-    engine = Engine("russian", hash_mb=8)
+@pytest.mark.parametrize("threads", [1, 2], ids=["1-thread", "2-threads"])
+def test_stop_a_blocking_search(threads):
+    engine = Engine("russian", hash_mb=8, threads=threads)
     board = Board("russian")
     timer = threading.Timer(0.2, engine.stop)
     timer.start()
@@ -300,8 +302,9 @@ def test_stop_a_blocking_search():
     assert engine.search(board, Limits(depth=2)).depth == 2
 
 
-def test_ponder_until_ponderhit():
-    engine = Engine("international", hash_mb=16)
+@pytest.mark.parametrize("threads", [1, 2], ids=["1-thread", "2-threads"])
+def test_ponder_until_ponderhit(threads):
+    engine = Engine("international", hash_mb=16, threads=threads)
     board = Board("international")
     board.push("32-28")  # the expected reply has been played
     future = engine.search_async(board, Limits(movetime=0.2), ponder=True)
@@ -315,8 +318,9 @@ def test_ponder_until_ponderhit():
     assert result.time >= 0.4  # the pondering was not thrown away
 
 
-def test_ponderhit_turns_into_a_timed_search():
-    engine = Engine("international", hash_mb=16)
+@pytest.mark.parametrize("threads", [1, 2], ids=["1-thread", "2-threads"])
+def test_ponderhit_turns_into_a_timed_search(threads):
+    engine = Engine("international", hash_mb=16, threads=threads)
     board = Board("international")
     future = engine.search_async(board, Limits(movetime=0.3), ponder=True)
     time.sleep(0.02)
@@ -327,8 +331,9 @@ def test_ponderhit_turns_into_a_timed_search():
     assert result.best_move in board.legal_moves
 
 
-def test_ponder_then_stop():
-    engine = Engine("english", hash_mb=8)
+@pytest.mark.parametrize("threads", [1, 2], ids=["1-thread", "2-threads"])
+def test_ponder_then_stop(threads):
+    engine = Engine("english", hash_mb=8, threads=threads)
     board = Board("english")
     future = engine.search_async(board, Limits(time_left=10.0), ponder=True)
     time.sleep(0.2)

@@ -1367,7 +1367,8 @@ def main(args) -> int:
     connect_to = parse_address(args.connect) if args.connect else None
 
     def new_engine() -> Engine:
-        return Engine(VARIANT, hash_mb=args.hash, level=args.level)
+        return Engine(VARIANT, hash_mb=args.hash, level=args.level,
+                      threads=args.threads)
 
     engine = new_engine()  # the first at once: a hash table that does not fit fails now
     on_game = (lambda record: append_pdn(args.pdn, record)) if args.pdn else None

@@ -23,6 +23,7 @@ from engine import __version__
 from engine.board import Board
 from engine.errors import DamkaError
 from engine.levels import LEVELS
+from engine.threads import max_threads
 from engine.timeman import DEFAULT_OVERHEAD
 from engine.move import Move
 from engine.variants import Variant, get_variant
@@ -58,6 +59,7 @@ class Params:
 
     variant: Variant = field(default_factory=lambda: get_variant("international"))
     hash_mb: int = 64
+    threads: int = 1  #: search threads (Lazy SMP), 1 up to the cores
     level: str = "full"
     #: None: the default overhead, which shrinks with the time per move (engine.timeman)
     move_overhead_ms: int | None = None
@@ -191,6 +193,7 @@ class HubServer:
         self.send("param", name="variant", value=p.variant.hub_name, type="enum",
                   values=" ".join(VARIANT_VALUES))
         self.send("param", name="hash-mb", value=p.hash_mb, type="int", min=1, max=4096)
+        self.send("param", name="threads", value=p.threads, type="int", min=1, max=max_threads())
         self.send("param", name="level", value=p.level, type="enum", values=" ".join(reversed(list(LEVELS))))
         overhead = p.move_overhead_ms
         if overhead is None:
@@ -219,6 +222,8 @@ class HubServer:
             self.board = None
         elif name in ("hash-mb", "hash", "tt-size-mb"):
             p.hash_mb = _int(value, 1, 4096)
+        elif name == "threads":
+            p.threads = _int(value, 1, max_threads())
         elif name == "level":
             level = value.strip().lower()
             if level not in LEVELS:
@@ -278,6 +283,8 @@ class HubServer:
                 self._engine = Engine(self.variant, hash_mb=p.hash_mb)
                 self._engine_key = key
             self._engine.set_level(p.level)
+            if self._engine.threads != p.threads:
+                self._engine.set_threads(p.threads)
             overhead = None if p.move_overhead_ms is None else p.move_overhead_ms / 1000
             self._engine.time_settings = TimeSettings(move_overhead=overhead)
             if warm and self._warm_key != key:

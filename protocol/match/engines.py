@@ -2,7 +2,8 @@
 
 An engine is written as words in shell quoting (``shlex``), ``key=value`` or a bare kind::
 
-    damka [level=hard] [hash=64] [seed=0] [name=NAME]    damka itself, in-process
+    damka [level=hard] [hash=64] [threads=1] [seed=0] [name=NAME]
+                                                         damka itself, in-process
     cmd='dame hub' [dir=PATH] [param.NAME=VALUE ...] [name=NAME]
                                                          a Hub engine: its command line (split
                                                          again with shell quoting) and working
@@ -47,6 +48,7 @@ class EngineSpec:
     address: tuple[str, int] | None = None
     level: str | None = None
     hash_mb: int = 64
+    threads: int = 1  #: search threads (damka: Lazy SMP over one hash table)
     seed: int = 0
     evaluation: str | None = None  #: "classic" or "learned"; None: the engine's default
     weights: str | None = None  #: a weights file for the learned evaluation
@@ -102,15 +104,15 @@ def parse_engine(text: str) -> EngineSpec:
         elif key in ("cmd", "dxp"):
             kinds.append("hub" if key == "cmd" else "dxp")
             values[key] = value
-        elif key in ("name", "dir", "level", "hash", "seed", "eval", "weights"):
+        elif key in ("name", "dir", "level", "hash", "threads", "seed", "eval", "weights"):
             values[key] = value
         else:
             raise EngineSpecError(f"unknown key {key!r} in {text!r} (known: name, cmd, dir, "
-                                  "param.NAME, dxp, level, hash, seed, eval, weights)")
+                                  "param.NAME, dxp, level, hash, threads, seed, eval, weights)")
     if len(kinds) != 1:
         raise EngineSpecError(f"{text!r} must name exactly one of damka, cmd=..., dxp=...")
     kind = kinds[0]
-    allowed = {"damka": {"name", "level", "hash", "seed", "eval", "weights"},
+    allowed = {"damka": {"name", "level", "hash", "threads", "seed", "eval", "weights"},
                "hub": {"name", "cmd", "dir"},
                "dxp": {"name", "dxp"}}[kind]
     extra = set(values) - allowed
@@ -129,6 +131,13 @@ def parse_engine(text: str) -> EngineSpec:
         hash_mb = _int(values.get("hash", "64"), "hash", text)
         if hash_mb < 1:
             raise EngineSpecError(f"hash must be at least 1 MB in {text!r}")
+        from engine.threads import check_threads
+
+        threads = _int(values.get("threads", "1"), "threads", text)
+        try:
+            check_threads(threads)
+        except ValueError as exc:
+            raise EngineSpecError(f"{exc} in {text!r}") from None
         from engine.evaluation import EVALUATIONS
 
         evaluation = values.get("eval")
@@ -140,7 +149,7 @@ def parse_engine(text: str) -> EngineSpec:
         if weights is not None and evaluation == "classic":
             raise EngineSpecError(f"weights= needs the learned evaluation in {text!r}")
         return EngineSpec("damka", values.get("name", "damka"), level=level, hash_mb=hash_mb,
-                          seed=_int(values.get("seed", "0"), "seed", text),
+                          threads=threads, seed=_int(values.get("seed", "0"), "seed", text),
                           evaluation=evaluation, weights=weights, text=text)
     if kind == "hub":
         try:
@@ -257,7 +266,7 @@ class DamkaPlayer(Player):
 
         try:
             self.engine = Engine(self.variant, hash_mb=self.spec.hash_mb, level=self.spec.level,
-                                 seed=self.spec.seed, evaluation=self.spec.evaluation,
+                                 threads=self.spec.threads, seed=self.spec.seed, evaluation=self.spec.evaluation,
                                  weights=self.spec.weights)
         except (MemoryError, ValueError, OSError) as exc:
             raise EngineCrash(f"cannot create the engine: {exc}") from None
