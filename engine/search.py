@@ -284,8 +284,8 @@ class Engine:
 
     def set_threads(self, threads: int) -> None:
         """Search on ``threads`` threads from the next search on (1 to the number of cores).
-        Each thread beyond the first costs its own stacks, killers and history (about half a
-        megabyte, see the README), not another hash table."""
+        Each thread beyond the first costs its own stacks, killers and history (about 0.35 MB,
+        see the README), not another hash table."""
         check_threads(threads)
         with self._busy:
             self._set_helpers(threads - 1)
