@@ -50,10 +50,14 @@ cdef extern from *:
     static inline void damka_store64(unsigned long long* p, unsigned long long v) {
         __atomic_store_n(p, v, __ATOMIC_RELAXED);
     }
+    static inline int damka_load_int(const int* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+    static inline void damka_store_int(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
     """
     void* damka_table_alloc(size_t bytes) nogil
     uint64_t damka_load64(const uint64_t* p) noexcept nogil
     void damka_store64(uint64_t* p, uint64_t v) noexcept nogil
+    int damka_load_int(const int* p) noexcept nogil
+    void damka_store_int(int* p, int v) noexcept nogil
 from libc.string cimport memset, memcpy
 from libc.math cimport log
 
@@ -146,6 +150,8 @@ ctypedef struct SearchState:
     Move pv[MAX_PLY][MAX_PLY]
     int pv_len[MAX_PLY]
     int helper                 # 0: the main search; k > 0: the k-th helper thread
+    int iteration              # main: the depth of the iteration it is in (helpers read it)
+    SearchState* leader        # helper: the main search's state
 
 
 # ---------------------------------------------------------------------------------------
@@ -627,15 +633,19 @@ cdef void halve_history(SearchState* s) noexcept nogil:
 
 cdef enum:
     HELPER_MAX_DEPTH = 96
+    HELPER_WINDOW = 25         # the first aspiration half-width, as engine/search.py's
 
 
 cdef int skip_depth(int helper, int depth) noexcept nogil:
-    """Whether helper ``helper`` leaves out iteration ``depth``. Helpers come in groups: two
-    that skip every other depth (one odd, one even), then four that skip pairs of depths at
-    four phases, six with runs of three, eight with runs of four; so at any moment some
-    helpers are a ply or more ahead of the main search and fill the table for it."""
-    cdef int j = (helper - 1) % 20
+    """Whether helper ``helper`` leaves out iteration ``depth``. The first never does: it is
+    always one ply ahead of the main search (which measured best with two threads). The others
+    come in groups: two that skip every other depth (one odd, one even), then four that skip
+    pairs of depths at four phases, six with runs of three, eight with runs of four; so they
+    spread over the next few depths and fill the table for the main search."""
+    cdef int j = (helper - 2) % 20
     cdef int run = 1
+    if helper == 1:
+        return 0
     while j >= 2 * run:
         j -= 2 * run
         run += 1
@@ -643,12 +653,38 @@ cdef int skip_depth(int helper, int depth) noexcept nogil:
 
 
 cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
-    cdef int depth
-    for depth in range(1, HELPER_MAX_DEPTH + 1):
-        if s.stop:
+    """Iterative deepening with aspiration windows, as the main search does at its root."""
+    cdef int depth = 0, score = 0, delta, alpha, beta, leading
+    cdef int have_score = 0
+    while not s.stop:
+        # never a depth the main search has already begun: it fills the table with those
+        depth += 1
+        leading = damka_load_int(&s.leader.iteration)
+        if depth <= leading:
+            depth = leading + 1
+        while skip_depth(s.helper, depth):
+            depth += 1
+        if depth > HELPER_MAX_DEPTH:
             break
-        if not skip_depth(s.helper, depth):
-            search(s, root, depth, 0, -INF, INF, 1)
+        alpha, beta = -INF, INF
+        delta = HELPER_WINDOW
+        if depth >= 5 and have_score and -MATE_BOUND < score < MATE_BOUND:
+            alpha, beta = score - delta, score + delta
+        while True:
+            score = search(s, root, depth, 0, alpha, beta, 1)
+            if s.stop:
+                return
+            if score <= alpha and alpha > -INF:
+                beta = (alpha + beta) // 2
+                alpha = score - delta if score - delta > -INF else -INF
+            elif score >= beta and beta < INF:
+                beta = score + delta if score + delta < INF else INF
+            else:
+                break
+            delta *= 2
+            if delta > 400:
+                alpha, beta = -INF, INF
+        have_score = 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -792,6 +828,7 @@ cdef class Searcher:
         s.draw[0] = m.draw[0]
         self.root = main.root
         s.helper = helper
+        s.leader = m
         memset(s.killers, 0, sizeof(s.killers))
         s.nodes = 0
         s.stop = 0
@@ -814,11 +851,16 @@ cdef class Searcher:
 
     def start(self, double deadline=0.0, uint64_t node_limit=0):
         """Reset the node count and stop flag; deadline is an absolute monotonic time."""
+        self.s.iteration = 0
         self.s.nodes = 0
         self.s.stop = 0
         self.s.sel_depth = 0
         self.s.deadline = deadline
         self.s.node_limit = node_limit
+
+    def set_iteration(self, int depth):
+        """The main search begins iteration ``depth``: its helpers go deeper from now on."""
+        damka_store_int(&self.s.iteration, depth)
 
     def set_deadline(self, double deadline):
         self.s.deadline = deadline

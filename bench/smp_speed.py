@@ -9,7 +9,10 @@ For the international start and a middlegame position:
 
 * one thread searches for ``--seconds``; its last completed depth D and when it completed;
 * N threads search for the same time: total nodes per second against one thread's;
-* N threads search to depth D: the time it takes against one thread's time to D.
+* N threads search to depth D: the time it takes against one thread's time to D;
+* the main thread's nodes to D on N threads over one thread's nodes to D, over several runs:
+  what the time-to-depth ratio is when every thread runs at full speed (a loaded machine
+  cannot show that in seconds, and Lazy SMP varies from run to run).
 
 Then the stop latency of an N-thread search (the worst of five stops), the resident memory
 a helper thread adds, and international perft to ``--perft-depth`` on one and on N threads.
@@ -66,9 +69,20 @@ def timed_search(fen: str | None, threads: int,
     return result.nodes, result.time, time.process_time() - cpu, done
 
 
-def time_to_depth(fen: str | None, threads: int, depth: int) -> float:
-    result = _engine(threads).search(Board("international", fen), Limits(depth=depth))
-    return result.time
+def time_to_depth(fen: str | None, threads: int, depth: int) -> tuple[float, int, int]:
+    """(seconds, nodes of all threads, nodes of the main thread) of a search to ``depth``."""
+    engine = _engine(threads)
+    result = engine.search(Board("international", fen), Limits(depth=depth))
+    # (the main search's own count: a bench may look inside, the API reports the total)
+    return result.time, result.nodes, engine._searcher.nodes
+
+
+def main_node_ratios(fen: str | None, threads: int, depth: int, runs: int) -> list[float]:
+    """The main thread's nodes to ``depth`` on ``threads`` threads over one thread's nodes to
+    it, for ``runs`` runs: the time-to-depth ratio if every thread ran at one thread's speed,
+    which a loaded machine cannot show in seconds."""
+    _, one, _ = time_to_depth(fen, 1, depth)
+    return [time_to_depth(fen, threads, depth)[2] / one for _ in range(runs)]
 
 
 def stop_latency(threads: int, trials: int = 5) -> float:
@@ -123,6 +137,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2, help="threads against one (default 2)")
     parser.add_argument("--perft-depth", type=int, default=11,
                         help="international perft depth, 0 for none (default 11)")
+    parser.add_argument("--node-ratio-runs", type=int, default=5,
+                        help="runs of the main-thread node ratio, 0 for none (default 5)")
     args = parser.parse_args()
     n = args.threads
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
@@ -132,19 +148,29 @@ def main() -> int:
           "does when it runs)")
     print(f"{'position':<11} {'threads':>7} {'nodes':>12} {'Mnodes/s':>9} {'cpu':>5} "
           f"{'M/cpu-s':>8} {'depth':>5} {'t(depth)':>9}   ratios")
+    depths = {}
     for name, fen in POSITIONS.items():
         nodes1, secs1, cpu1, done1 = timed_search(fen, 1, args.seconds)
-        depth = max(done1)
+        depth = depths[name] = max(done1)
         nps1 = nodes1 / secs1
         print(f"{name:<11} {1:>7} {nodes1:>12} {nps1 / 1e6:>9.2f} {cpu1 / secs1:>5.2f} "
               f"{nodes1 / cpu1 / 1e6:>8.2f} {depth:>5} {done1[depth]:>9.2f}", flush=True)
         nodesn, secsn, cpun, _ = timed_search(fen, n, args.seconds)
         npsn = nodesn / secsn
-        ttd = time_to_depth(fen, n, depth)
+        ttd = time_to_depth(fen, n, depth)[0]
         print(f"{name:<11} {n:>7} {nodesn:>12} {npsn / 1e6:>9.2f} {cpun / secsn:>5.2f} "
               f"{nodesn / cpun / 1e6:>8.2f} {depth:>5} {ttd:>9.2f}"
               f"   nodes/s {npsn / nps1:.2f}x, time to depth {depth} {ttd / done1[depth]:.2f}x",
               flush=True)
+    if args.node_ratio_runs:
+        print(f"main thread's nodes to the depth on {n} threads / one thread's nodes to it "
+              f"({args.node_ratio_runs} runs each; the time-to-depth ratio at full speed):")
+        for name, fen in POSITIONS.items():
+            depth = depths[name]
+            ratios = main_node_ratios(fen, n, depth, args.node_ratio_runs)
+            mean = sum(ratios) / len(ratios)
+            print(f"  {name:<11} depth {depth}: mean {mean:.2f}  "
+                  f"({' '.join(f'{r:.2f}' for r in ratios)})", flush=True)
     print(f"stop latency, {n} threads, worst of 5: {stop_latency(n) * 1000:.1f} ms")
     print(f"memory per helper thread: {helper_memory_kb(n)} KB (resident, besides the shared "
           f"hash table)")

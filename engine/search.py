@@ -557,6 +557,7 @@ class _RootSearch:
         for depth in range(1, self.max_depth + 1):
             if depth > 1 and not self._may_start_iteration():
                 break
+            s.set_iteration(depth)
             if depth == 1:
                 found = self._first_iteration(order, hash_move)
             else:
