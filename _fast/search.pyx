@@ -1010,5 +1010,7 @@ cdef inline void stress_data(uint64_t key, int* score, int* depth, int* flag,
 
 
 MATE_SCORE = MATE
+#: bytes of one search's state (stacks, killers, history): what each helper thread allocates
+STATE_BYTES = sizeof(SearchState)
 MATE_THRESHOLD = MATE_BOUND
 INFINITY = INF

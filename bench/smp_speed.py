@@ -31,7 +31,7 @@ import time
 
 from engine import Board, _core
 from engine.fen import parse_fen
-from engine.search import Engine, Limits
+from engine.search import Engine, Limits, _search
 from engine.timeman import TimeSettings
 from engine.variants import get_variant
 
@@ -172,8 +172,8 @@ def main() -> int:
             print(f"  {name:<11} depth {depth}: mean {mean:.2f}  "
                   f"({' '.join(f'{r:.2f}' for r in ratios)})", flush=True)
     print(f"stop latency, {n} threads, worst of 5: {stop_latency(n) * 1000:.1f} ms")
-    print(f"memory per helper thread: {helper_memory_kb(n)} KB (resident, besides the shared "
-          f"hash table)")
+    print(f"memory per helper thread: {helper_memory_kb(n)} KB resident besides the shared "
+          f"hash table (its search state allocates {_search.STATE_BYTES // 1024} KB)")
     if args.perft_depth > 0:
         nodes1, secs1, cpu1 = perft_speed(args.perft_depth, 1)
         print(f"perft({args.perft_depth}) 1 thread: {nodes1} nodes {secs1:.2f} s "

@@ -362,7 +362,8 @@ def test_the_initiator_listens_and_the_follower_connects(engines):
 @pytest.fixture(scope="module")
 def follower_process(tmp_path_factory):
     pdn = tmp_path_factory.mktemp("dxp") / "follower.pdn"
-    proc = DamkaDxp("--move-time", "0.05", "--hash", "16", "--pdn", str(pdn))
+    # (on two search threads: the DXP games below are the end-to-end test of --threads)
+    proc = DamkaDxp("--move-time", "0.05", "--hash", "16", "--threads", "2", "--pdn", str(pdn))
     proc.pdn = pdn
     yield proc
     proc.close()
