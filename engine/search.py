@@ -246,6 +246,9 @@ class Engine:
                              draws.endgame_two))
         #: helper Searchers, one per thread beyond the first (tables: the main one's)
         self._helpers: list = []
+        #: the last search's helper threads: told to stop, maybe not yet stopped (a loaded
+        #: machine may not run them for a while); joined before anything touches their state
+        self._helper_threads: list[threading.Thread] = []
         self._set_helpers(threads - 1)
         self._learned = learned  #: the evaluation the search uses (None: the classic one)
         #: a man in the evaluation's units: the levels' margins are set in hundredths of a man
@@ -269,11 +272,13 @@ class Engine:
         if hash_mb < 1:
             raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
         with self._busy:
+            self._join_helpers()
             self._searcher.resize(hash_mb)
 
     def clear(self) -> None:
         """Forget the hash table, killers and history: a new game, or a reproducible search."""
         with self._busy:
+            self._join_helpers()
             self._searcher.clear()
             for helper in self._helpers:
                 helper.clear()
@@ -288,7 +293,14 @@ class Engine:
         see the README), not another hash table."""
         check_threads(threads)
         with self._busy:
+            self._join_helpers()
             self._set_helpers(threads - 1)
+
+    def _join_helpers(self) -> None:
+        """Wait for the last search's helper threads to have stopped (with the busy lock)."""
+        for thread in self._helper_threads:
+            thread.join()
+        self._helper_threads = []
 
     def _set_helpers(self, count: int) -> None:
         del self._helpers[count:]
@@ -390,6 +402,7 @@ class Engine:
             raise ValueError(
                 f"the board plays {board.variant}, this engine {self.variant}"
             )
+        self._join_helpers()
         root = _RootSearch(self, board, limits or Limits(), on_info, ponder, counters, clock_start)
         with self._control:
             self._current = root
@@ -544,11 +557,12 @@ class _RootSearch:
         return started
 
     def _stop_helpers(self, started: list[tuple]) -> None:
+        """Tell the helpers to stop, without waiting: the answer does not wait for a thread the
+        machine is slow to run. The engine joins them before its next use of their state."""
         for helper, _thread in started:
             helper.stop()
-        for helper, thread in started:
-            thread.join()
-            self.helper_nodes += helper.nodes
+            self.helper_nodes += helper.nodes  # (a stopping helper adds a few hundred more)
+        self.engine._helper_threads = [thread for _, thread in started]
         self.helpers_running = []
 
     def _deepen(self, order: list[int], hash_move: int) -> None:
@@ -675,6 +689,7 @@ class _RootSearch:
         """A weaker level: a seeded choice among the moves within its margin of the best,
         each scored by the real search at the depth reached."""
         s = self.s
+        self.engine._join_helpers()  # (the material search below clears the table)
         best, best_score, depth = self.best, self.score, self.depth
         if len(self.moves) < 2 or abs(best_score) > MATE_THRESHOLD:
             return

@@ -163,8 +163,19 @@ def test_no_helper_outlives_its_search():
     time.sleep(0.2)
     engine.stop()
     assert future.result(timeout=2.0).best_move in board.legal_moves
-    assert not any(t.name.startswith("damka-helper") for t in threading.enumerate())
+    # the answer does not wait for the helpers, but they stop at once (and the engine
+    # waits for them before it touches their state again)
+    deadline = time.monotonic() + 2.0
+    while _helper_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _helper_threads()
     assert engine.search(board, Limits(depth=4)).depth == 4  # and it searches again
+    engine.clear()
+    assert not _helper_threads()
+
+
+def _helper_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("damka-helper")]
 
 
 def test_stop_before_the_helpers_start_is_not_lost():
