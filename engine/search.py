@@ -231,19 +231,13 @@ class Engine:
         if hash_mb < 1:
             raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
         draws = self.variant.draws
-        self._searcher = Searcher(
-            _core.core_rules(self.variant),
-            self.variant.name,
-            hash_mb,
-            draws.king_moves or 0,
-            draws.no_progress or 0,
-            draws.endgame_three or 0,
-            draws.endgame_two or 0,
-        )
+        counts = tuple(n or 0 for n in (draws.king_moves, draws.no_progress,
+                                        draws.endgame_three, draws.endgame_two))
+        rules = _core.core_rules(self.variant)
+        self._searcher = Searcher(rules, self.variant.name, hash_mb, *counts)
         self._searcher.set_evaluation(learned)
-        self._searcher_args = (_core.core_rules(self.variant), self.variant.name, 0) + tuple(
-            n or 0 for n in (draws.king_moves, draws.no_progress, draws.endgame_three,
-                             draws.endgame_two))
+        #: a helper Searcher's arguments: hash size 0, it uses the main Searcher's table
+        self._searcher_args = (rules, self.variant.name, 0, *counts)
         #: helper Searchers, one per thread beyond the first (tables: the main one's)
         self._helpers: list = []
         #: the last search's helper threads: told to stop, maybe not yet stopped (a loaded
