@@ -458,12 +458,13 @@ def write_game(game: Game, width: int = WIDTH, comments: bool = True,
     return "\n".join(lines) + "\n"
 
 
-def append_game(path: "str | os.PathLike[str]", game: Game) -> None:
-    """Append a game to a PDN file in one write, flushed to disk before returning.
+def append_game(path: "str | os.PathLike[str]", game: "Game | str") -> None:
+    """Append a game (or its PDN text, as write_game made it elsewhere) to a PDN file in one
+    write, flushed to disk before returning.
 
     A match runner calls it as each game ends: a process that dies afterwards loses nothing.
     """
-    text = write_game(game) + "\n"
+    text = (game if isinstance(game, str) else write_game(game)) + "\n"
     with open(path, "ab+") as f:
         f.seek(0, os.SEEK_END)
         if f.tell() > 0:

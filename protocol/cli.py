@@ -479,8 +479,13 @@ def _add_match(subparsers) -> None:
                         "position)")
     p.add_argument("--games", type=_positive_int("games"), metavar="N",
                    help="games per pair of engines (default: each opening twice)")
-    p.add_argument("--concurrency", type=_positive_int("concurrency"), default=1, metavar="N",
-                   help="games played at once (default 1)")
+    p.add_argument("--concurrency", type=_positive_int("concurrency"), default=None,
+                   metavar="N", help="games played at once (default 1); with --cluster, games "
+                                     "at once on each worker machine (default one per core)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="play the games on a Ray cluster: auto (the cluster this machine "
+                        "belongs to), ray://HOST:PORT, or local (Ray started here); needs the "
+                        "cluster extra")
     p.add_argument("--pdn", metavar="FILE", help="append every finished game to this PDN file")
     p.add_argument("--resume", action="store_true",
                    help="continue the match whose games are in --pdn")

@@ -40,13 +40,19 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         raise MatchError(f"cannot read the openings: {exc}") from None
     if any(e.kind == "dxp" for e in engines) and variant.name != "international":
         raise MatchError("DXP engines play international draughts only")
+    cluster = getattr(args, "cluster", None)
+    if cluster is not None:
+        from protocol.cluster.connect import check_address, import_ray
+
+        check_address(cluster)
+        import_ray()  # a missing extra is said before anything starts
     return MatchConfig(
         engines=engines,
         control=control,
         openings=openings,
         variant=variant,
         games_per_pair=args.games,
-        concurrency=args.concurrency,
+        concurrency=args.concurrency if cluster is not None else args.concurrency or 1,
         pdn=args.pdn,
         resume=args.resume,
         max_moves=args.max_moves or None,
@@ -54,7 +60,16 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         sprt=SprtSettings.parse(args.sprt) if args.sprt else None,
         event=args.event,
         comments=not args.no_comments,
+        cluster=cluster,
     )
+
+
+def _where(config: MatchConfig) -> str:
+    """Where the games run, for the title."""
+    if config.cluster is None:
+        return f"concurrency {config.concurrency}"
+    per = "one per core" if config.concurrency is None else f"{config.concurrency}"
+    return f"on the Ray cluster {config.cluster} ({per} a worker)"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -64,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
     pairs = " vs ".join(match.names)
     title = (f"{pairs}: {match.variant.name}, {config.control}, "
              f"{len(config.openings)} opening{'s' if len(config.openings) != 1 else ''}, "
-             f"{len(match.schedule)} games, concurrency {config.concurrency}")
+             f"{len(match.schedule)} games, {_where(config)}")
     if config.sprt is not None:
         title += f", SPRT {config.sprt}"
     try:

@@ -47,6 +47,8 @@ __all__ = [
     "Match",
     "MatchError",
     "play_game",
+    "play_scheduled",
+    "new_game",
     "schedule",
 ]
 
@@ -146,6 +148,9 @@ class MatchConfig:
     sprt: SprtSettings | None = None
     event: str = "damka match"
     comments: bool = True
+    #: a Ray cluster (``auto``, ``ray://HOST:PORT``, ``local``) to play on; ``concurrency``
+    #: is then games per worker machine, None for one per core
+    cluster: str | None = None
 
 
 @dataclass
@@ -158,6 +163,7 @@ class MatchState:
     running: int = 0
     sprt: SprtResult | None = None
     interrupted: bool = False
+    replayed: int = 0  #: games played again after their cluster worker was lost
 
     @property
     def done(self) -> int:
@@ -419,6 +425,66 @@ class _Pool:
                 player.abort()
 
 
+# -- one scheduled game, on this machine or a cluster worker ---------------------------------
+
+
+def new_game(config: MatchConfig, variant: Variant, names: Sequence[str], date: str,
+             s: Scheduled) -> Game:
+    """Game ``s`` set up with its tags and opening, before the engines' first move."""
+    opening: Opening = config.openings[s.opening]
+    tags = {
+        "Event": config.event,
+        "Site": "damka match",
+        "Date": date,
+        "Round": str(s.round),
+        "White": names[s.white],
+        "Black": names[s.black],
+        "Opening": str(s.opening + 1),
+        "TimeControl": str(config.control),
+    }
+    game = Game(variant, opening.start, tags)
+    if opening.start != Game(variant).start:
+        game.tags["FEN"] = game.start_fen
+    for move in opening.moves:
+        game.push(move)
+    if opening.moves:
+        game.add_comment("opening")
+    return game
+
+
+def play_scheduled(config: MatchConfig, variant: Variant, names: Sequence[str], date: str,
+                   pools: Sequence[_Pool], s: Scheduled, stop: threading.Event | None = None
+                   ) -> tuple[Game, GameRecord] | None:
+    """Play game ``s`` with players from ``pools`` (one per engine): the finished game and
+    its record, or None when ``stop`` interrupted it. The match runner's threads and the
+    cluster's workers both play every game through here."""
+    # acquire in index order, so that two games never wait on each other's engine
+    order = sorted({s.white, s.black})
+    acquired: dict[int, Player | None] = {}
+    for index in order:
+        acquired[index] = pools[index].acquire()
+    game = new_game(config, variant, names, date, s)
+    overheads: list[float] = []
+    broken: set[bool] = set()
+    interrupted = True
+    try:
+        broken, interrupted = play_game(
+            game, acquired[s.white], acquired[s.black], config.control,
+            grace=config.grace, max_moves=config.max_moves,
+            hang_timeout=config.hang_timeout, comments=config.comments,
+            stop=stop, overheads=overheads,
+        )
+    finally:
+        for index in order:
+            colour = index == s.white
+            pools[index].release(acquired[index], broken=interrupted or colour in broken)
+    if interrupted or (stop is not None and stop.is_set()):
+        return None
+    outcome = game.outcome()
+    assert outcome is not None
+    return game, GameRecord(s, outcome.winner, outcome.termination, game.ply, overheads)
+
+
 # -- the match -----------------------------------------------------------------------------
 
 
@@ -447,7 +513,9 @@ class Match:
             raise MatchError("a match needs at least two engines")
         if not config.openings:
             raise MatchError("a match needs at least one opening")
-        if config.concurrency < 1:
+        if config.concurrency is None and config.cluster is None:
+            config.concurrency = 1
+        if config.concurrency is not None and config.concurrency < 1:
             raise MatchError(f"concurrency must be at least 1, not {config.concurrency}")
         if not config.grace >= 0:
             raise MatchError(f"the grace must not be negative, not {config.grace}")
@@ -476,6 +544,7 @@ class Match:
         self._pending: list[Scheduled] = []
         self._pools: list[_Pool] = []
         self._errors: list[BaseException] = []
+        self._recorded: set[int] = set()  #: rounds in the file (resumed or played now)
         self._date = datetime.date.today().strftime("%Y.%m.%d")
 
     # -- resume ------------------------------------------------------------------------------
@@ -523,14 +592,22 @@ class Match:
         done = self._read_done()
         finished = {r.scheduled.round for r in done}
         self.state.records.extend(sorted(done, key=lambda r: r.scheduled.round))
+        self._recorded = set(finished)
         self._pending = [s for s in self.schedule if s.round not in finished]
         self._pending.reverse()  # popped from the end: schedule order
         self._update_sprt()
-        limit = self.config.concurrency
-        self._pools = [_Pool(spec, self.variant, min(limit, spec.max_instances or limit))
-                       for spec in self.config.engines]
         if self.on_progress is not None:
             self.on_progress(self.state)
+        if self.config.cluster is not None:
+            if self._pending and not self._decided():
+                from protocol.match.cluster import play_on_cluster
+
+                play_on_cluster(self, self._pending[::-1])
+            self.state.interrupted = self._stop.is_set()
+            return self.state
+        limit = self.config.concurrency or 1
+        self._pools = [_Pool(spec, self.variant, min(limit, spec.max_instances or limit))
+                       for spec in self.config.engines]
         try:
             if self._pending and not self._decided():
                 self._check_engines()
@@ -593,35 +670,22 @@ class Match:
             self.stop()
 
     def _play(self, s: Scheduled) -> None:
-        # acquire in index order, so that two games never wait on each other's engine
-        order = sorted({s.white, s.black})
-        acquired: dict[int, Player | None] = {}
-        for index in order:
-            acquired[index] = self._pools[index].acquire()
-        game = self._new_game(s)
-        overheads: list[float] = []
-        broken: set[bool] = set()
-        interrupted = True
         try:
-            broken, interrupted = play_game(
-                game, acquired[s.white], acquired[s.black], self.config.control,
-                grace=self.config.grace, max_moves=self.config.max_moves,
-                hang_timeout=self.config.hang_timeout, comments=self.config.comments,
-                stop=self._stop, overheads=overheads,
-            )
+            played = play_scheduled(self.config, self.variant, self.names, self._date,
+                                    self._pools, s, self._stop)
         finally:
-            for index in order:
-                colour = index == s.white
-                self._pools[index].release(acquired[index],
-                                           broken=interrupted or colour in broken)
             with self._lock:
                 self.state.running -= 1
-        if interrupted or self._stop.is_set():
-            return
-        outcome = game.outcome()
-        assert outcome is not None
-        record = GameRecord(s, outcome.winner, outcome.termination, game.ply, overheads)
+        if played is not None and not self._stop.is_set():
+            self.record(*played)
+
+    def record(self, game: "Game | str", record: GameRecord) -> None:
+        """A finished game (or its PDN text) into the file and the standings, once: a game
+        played twice (a cluster worker lost after it finished) is recorded the first time."""
         with self._lock:
+            if record.scheduled.round in self._recorded:
+                return
+            self._recorded.add(record.scheduled.round)
             if self.config.pdn is not None:
                 from engine.pdn import append_game
 
@@ -630,27 +694,6 @@ class Match:
             self._update_sprt()
             if self.on_progress is not None:
                 self.on_progress(self.state)
-
-    def _new_game(self, s: Scheduled) -> Game:
-        opening: Opening = self.config.openings[s.opening]
-        tags = {
-            "Event": self.config.event,
-            "Site": "damka match",
-            "Date": self._date,
-            "Round": str(s.round),
-            "White": self.names[s.white],
-            "Black": self.names[s.black],
-            "Opening": str(s.opening + 1),
-            "TimeControl": str(self.config.control),
-        }
-        game = Game(self.variant, opening.start, tags)
-        if opening.start != Game(self.variant).start:
-            game.tags["FEN"] = game.start_fen
-        for move in opening.moves:
-            game.push(move)
-        if opening.moves:
-            game.add_comment("opening")
-        return game
 
     def _update_sprt(self) -> None:
         cfg = self.config.sprt

@@ -77,7 +77,11 @@ def add_selfplay(subparsers) -> None:
     p.add_argument("--openings", metavar="FILE",
                    help="openings (PDN, or lines of FENs or moves), used in turn")
     p.add_argument("--workers", type=bounded(int, "workers", 1, 1024), default=None,
-                   metavar="N", help="worker processes (default: every core)")
+                   metavar="N", help="worker processes (default: every core); with --cluster, "
+                                     "on each worker machine")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="play the games on a Ray cluster: auto, ray://HOST:PORT, or local "
+                        "(Ray started here); needs the cluster extra")
     p.add_argument("--seed", type=bounded(int, "seed", 0, 2**63 - 1), default=1, metavar="S",
                    help="the random seed of the openings (default 1)")
     p.add_argument("--max-plies", type=bounded(int, "max-plies", 1, 30000),

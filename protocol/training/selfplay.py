@@ -5,6 +5,8 @@ the coordinator alone writes, and only whole runs of consecutive games, so the c
 game-id order and ``meta.json``'s ``games_done`` says where a rerun goes on. A rerun with the
 same ``--out`` continues after the last game written; one with other settings is refused.
 Ctrl-C stops the workers and keeps every finished game that follows the written ones.
+With ``cluster`` the workers are slots on a Ray cluster (training/cluster.py); the writing is
+the same.
 """
 
 from __future__ import annotations
@@ -133,17 +135,24 @@ class _Writer:
 
 
 def run_selfplay(settings: SelfPlaySettings, out: "str | os.PathLike[str]", games: int,
-                 workers: int, meta: Meta, openings: Sequence = (),
-                 progress: Progress | None = None) -> Summary:
-    """Play games ``meta.games_done .. games-1`` with ``workers`` processes into ``out``."""
+                 workers: int | None, meta: Meta, openings: Sequence = (),
+                 progress: Progress | None = None, cluster: str | None = None) -> Summary:
+    """Play games ``meta.games_done .. games-1`` with ``workers`` processes into ``out``;
+    on a Ray ``cluster``, with ``workers`` per machine (None: one per core)."""
     writer = _Writer(Path(out), meta)
     first, before = meta.games_done, meta.positions
     ids = range(first, games)
     played = positions = 0
     started = time.perf_counter()
     interrupted = False
-    results = _in_process(settings, ids, openings) if workers <= 1 \
-        else _in_pool(settings, ids, openings, workers)
+    if cluster is not None:
+        from .cluster import on_cluster
+
+        results = on_cluster(settings, ids, openings, cluster, workers)
+    elif (workers or 1) <= 1:
+        results = _in_process(settings, ids, openings)
+    else:
+        results = _in_pool(settings, ids, openings, workers)
     try:
         for record in results:
             writer.add(record)

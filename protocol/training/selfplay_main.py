@@ -31,6 +31,12 @@ def load_openings(path: str, variant: Variant) -> list:
 
 
 def main(args: argparse.Namespace, variant: Variant) -> int:
+    cluster = getattr(args, "cluster", None)
+    if cluster is not None:
+        from protocol.cluster.connect import check_address, import_ray
+
+        check_address(cluster)
+        import_ray()  # a missing extra is said before anything starts
     openings = load_openings(args.openings, variant) if args.openings else []
     random_plies = args.random_plies
     if random_plies is None:
@@ -52,7 +58,13 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
 
     from tqdm import tqdm
 
-    workers = min(args.workers or os.cpu_count() or 1, args.games - meta.games_done)
+    if cluster is None:
+        workers = min(args.workers or os.cpu_count() or 1, args.games - meta.games_done)
+        where = f"{workers} workers"
+    else:
+        workers = args.workers
+        per = "one per core" if workers is None else str(workers)
+        where = f"the Ray cluster {cluster}, {per} a machine"
     bar = tqdm(total=args.games, initial=meta.games_done, unit="game", file=sys.stderr,
                desc=f"selfplay {settings.variant}", disable=args.quiet, dynamic_ncols=True)
     started = time.perf_counter()
@@ -64,12 +76,12 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
 
     try:
         summary = run_selfplay(settings, args.out, args.games, workers, meta, openings,
-                               progress)
+                               progress, cluster)
     finally:
         bar.close()
     print(f"selfplay: {summary.games} games, {summary.positions} positions in "
           f"{summary.seconds:.1f} s ({summary.positions_per_second:.0f} positions/s, "
-          f"{workers} workers); {args.out} holds {summary.games_done} games")
+          f"{where}); {args.out} holds {summary.games_done} games")
     if summary.interrupted:
         print("selfplay: interrupted; rerun the same command to go on", file=sys.stderr)
         return 130

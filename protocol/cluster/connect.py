@@ -1,0 +1,68 @@
+"""Opening the Ray cluster named by ``--cluster``: ``auto``, ``ray://HOST:PORT`` or ``local``.
+
+Ray is imported here and only here when a command runs with ``--cluster``; without the
+``cluster`` extra the command fails with one line saying how to install it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+__all__ = ["ClusterError", "import_ray", "check_address", "connected"]
+
+#: the object store of a Ray started in-process: results are a few kilobytes each
+LOCAL_OBJECT_STORE_MB = 128
+
+
+class ClusterError(ValueError):
+    """A cluster that cannot be used as asked (no Ray, a bad address, no usable worker)."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or ClusterError naming the extra that provides it."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError("--cluster needs Ray: install the cluster extra, "
+                           "pip install 'damka[cluster]'") from None
+    return ray
+
+
+def check_address(address: str) -> str:
+    """``address`` if it is one ``--cluster`` accepts, else ClusterError (before any work)."""
+    if address in ("auto", "local") or re.fullmatch(r"ray://[^\s:/]+:\d{1,5}", address):
+        return address
+    raise ClusterError(f"--cluster takes auto, local or ray://HOST:PORT, not {address!r}")
+
+
+@contextmanager
+def connected(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
+    """Ray connected to ``address`` for the ``with`` block (``ray`` is yielded).
+
+    A Ray this process already runs is used as it is and left running (tests share one);
+    one opened here is shut down at the end. ``local`` starts Ray in this process with
+    ``num_cpus`` (default: every core), no dashboard and a small object store.
+    """
+    check_address(address)
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+    if address == "local":
+        options.update(address="local", num_cpus=num_cpus, include_dashboard=False,
+                       object_store_memory=LOCAL_OBJECT_STORE_MB * 2**20)
+    else:
+        options["address"] = address
+    try:
+        ray.init(**options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise ClusterError(f"cannot connect to the Ray cluster at {address}: "
+                           f"{' '.join(str(exc).split())}") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()

@@ -1,0 +1,246 @@
+"""Units of work on actors across a Ray cluster, their results streamed back as they finish.
+
+Every live worker machine (a Ray node with CPUs) gets ``per_node`` game slots (default: one
+per CPU). A slot is an actor pinned to its node, holding what lasts from one unit to the next
+(engine processes, hash tables). Before a slot is given work it reports its host and damka
+version and whether it can start every engine (``check``): a worker that cannot is reported
+by name and gets no work, instead of losing its games.
+
+The coordinator keeps the queue. A unit whose actor dies (its process killed, its machine
+gone) goes back to the front of the queue and is played by another slot; a replacement actor
+is started on the same machine while that machine is alive. A unit's result is handed out
+once, even if it was played twice, so the caller records every unit exactly once. When
+``stop()`` says so, no more units are handed out; those running finish and are handed back.
+Machines that join the cluster while it runs get slots too.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generic, Hashable, Iterator, Sequence, TypeVar
+
+from .connect import ClusterError
+
+__all__ = ["Farm", "WorkerInfo", "worker_info"]
+
+T = TypeVar("T")
+
+#: seconds between looks for machines that joined
+REFRESH_SECONDS = 5.0
+#: the longest wait for a result before looking at ``abandon`` again
+WAIT_SECONDS = 0.25
+#: a unit whose actor dies this many times is a fault of the unit, not of the machines
+MAX_ATTEMPTS = 3
+#: seconds the slots get to shut their engines down politely at the end
+CLOSE_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """Where a slot runs, and what it cannot do there (an empty ``problems``: all is well)."""
+
+    host: str
+    pid: int
+    version: str
+    problems: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.host} (pid {self.pid})"
+
+
+def worker_info(problems: Sequence[str] = ()) -> WorkerInfo:
+    """This worker process as a slot reports itself from its ``check`` method."""
+    from engine import __version__
+
+    return WorkerInfo(socket.gethostname(), os.getpid(), __version__, tuple(problems))
+
+
+@dataclass(eq=False)
+class _Slot:
+    actor: Any
+    node: str
+    info: WorkerInfo | None = None
+    item: Any = None
+
+
+@dataclass
+class _Queue(Generic[T]):
+    pending: deque = field(default_factory=deque)
+    attempts: Counter = field(default_factory=Counter)
+    handed_out: set = field(default_factory=set)
+
+
+class Farm:
+    """Game slots across the cluster for one run.
+
+    ``actor_class`` is instantiated with ``args`` on each slot; it has ``check() ->
+    WorkerInfo``, ``play(item)`` and ``close()``. ``warn(text)`` hears about lost and unusable
+    workers. ``running`` and ``replayed`` are there for progress displays.
+    """
+
+    def __init__(self, ray: Any, actor_class: type, args: tuple, *, per_node: int | None = None,
+                 warn: Callable[[str], None] = lambda text: None,
+                 describe: Callable[[Any], str] = str):
+        from engine import __version__
+
+        self.ray = ray
+        self.remote = ray.remote(actor_class)
+        self.args = args
+        self.per_node = per_node
+        self.warn = warn
+        self.describe = describe
+        self.version = __version__
+        self.replayed = 0  #: units played again after their actor was lost
+        self.workers: list[WorkerInfo] = []  #: the slots that passed their check
+        self._nodes: set[str] = set()
+        self._checks: dict[Any, _Slot] = {}
+        self._inflight: dict[Any, _Slot] = {}
+        self._idle: list[_Slot] = []
+        self._problems: list[str] = []
+
+    @property
+    def running(self) -> int:
+        return len(self._inflight)
+
+    # -- slots -------------------------------------------------------------------------------
+
+    def _alive_nodes(self) -> dict[str, float]:
+        """Live nodes with CPUs: node id -> CPUs (a head started with --num-cpus=0 plays not)."""
+        return {node["NodeID"]: node.get("Resources", {}).get("CPU", 0.0)
+                for node in self.ray.nodes()
+                if node.get("Alive") and node.get("Resources", {}).get("CPU", 0.0) > 0}
+
+    def _start_slot(self, node: str, cpus: float) -> None:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        slots = self.per_node or max(1, int(cpus))
+        share = min(1.0, int(cpus / slots * 10_000) / 10_000) or 0.0001
+        actor = self.remote.options(
+            num_cpus=share, max_restarts=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+        ).remote(*self.args)
+        slot = _Slot(actor, node)
+        self._checks[actor.check.remote()] = slot
+
+    def _add_nodes(self) -> None:
+        for node, cpus in self._alive_nodes().items():
+            if node in self._nodes:
+                continue
+            self._nodes.add(node)
+            for _ in range(self.per_node or max(1, int(cpus))):
+                self._start_slot(node, cpus)
+
+    def _replace(self, slot: _Slot) -> None:
+        """A new actor where ``slot``'s died, if its machine is still there."""
+        alive = self._alive_nodes()
+        if slot.node in alive:
+            self._start_slot(slot.node, alive[slot.node])
+
+    def _checked(self, slot: _Slot, info: WorkerInfo) -> None:
+        problems = list(info.problems)
+        if info.version != self.version:
+            problems.append(f"it runs damka {info.version}, the coordinator {self.version}")
+        if problems:
+            for problem in problems:
+                text = f"worker {info}: {problem}"
+                self._problems.append(text)
+                self.warn(f"{text}; it gets no games")
+            self.ray.kill(slot.actor)
+            return
+        slot.info = info
+        self.workers.append(info)
+        self._idle.append(slot)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def results(self, items: Sequence[T], key: Callable[[T], Hashable],
+                stop: Callable[[], bool] = lambda: False,
+                abandon: Callable[[], bool] = lambda: False) -> Iterator[tuple[T, Any]]:
+        """``(item, result)`` for each item as it finishes, each key once, until the items are
+        done or ``stop()`` (the running ones finish). ``abandon()`` or closing the iterator
+        ends every slot at once, the running units unfinished."""
+        from ray.exceptions import NodeDiedError, ObjectLostError, RayActorError, WorkerCrashedError
+
+        lost_errors = (RayActorError, WorkerCrashedError, NodeDiedError, ObjectLostError)
+        queue: _Queue[T] = _Queue(deque(items))
+        last_refresh = float("-inf")
+        finished = False
+        try:
+            while (queue.pending and not stop()) or self._inflight:
+                if abandon():
+                    return
+                if time.monotonic() - last_refresh >= REFRESH_SECONDS:
+                    self._add_nodes()
+                    last_refresh = time.monotonic()
+                while self._idle and queue.pending and not stop():
+                    slot = self._idle.pop()
+                    slot.item = queue.pending.popleft()
+                    self._inflight[slot.actor.play.remote(slot.item)] = slot
+                if not self._inflight and not self._checks:
+                    reasons = "; ".join(self._problems) or "the cluster has no CPUs"
+                    raise ClusterError(f"no worker of the cluster can play: {reasons}")
+                refs = list(self._inflight) + list(self._checks)
+                ready, _ = self.ray.wait(refs, num_returns=1, timeout=WAIT_SECONDS)
+                if ready:  # take every result that is in, not just the first
+                    ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+                for ref in ready:
+                    if ref in self._checks:
+                        slot = self._checks.pop(ref)
+                        try:
+                            info = self.ray.get(ref)
+                        except lost_errors as exc:
+                            self.warn(f"a worker was lost while it started: {_reason(exc)}")
+                            continue
+                        self._checked(slot, info)
+                        continue
+                    slot = self._inflight.pop(ref)
+                    item, slot.item = slot.item, None
+                    try:
+                        result = self.ray.get(ref)
+                    except lost_errors as exc:
+                        self._lost(queue, slot, item, key, exc)
+                        continue
+                    self._idle.append(slot)
+                    if key(item) not in queue.handed_out:
+                        queue.handed_out.add(key(item))
+                        yield item, result
+            finished = True
+        finally:
+            self._end(polite=finished)
+
+    def _lost(self, queue: _Queue, slot: _Slot, item: Any, key: Callable, exc: Exception
+              ) -> None:
+        k = key(item)
+        queue.attempts[k] += 1
+        if queue.attempts[k] >= MAX_ATTEMPTS:
+            raise ClusterError(f"{self.describe(item)} ended its worker {MAX_ATTEMPTS} times; "
+                               f"last: {_reason(exc)}")
+        queue.pending.appendleft(item)
+        self.replayed += 1
+        self.warn(f"worker {slot.info} was lost during {self.describe(item)} "
+                  f"({_reason(exc)}); it is played again")
+        self._replace(slot)
+
+    def _end(self, polite: bool) -> None:
+        slots = self._idle + list(self._inflight.values()) + list(self._checks.values())
+        if polite and self._idle:
+            try:
+                self.ray.wait([slot.actor.close.remote() for slot in self._idle],
+                              num_returns=len(self._idle), timeout=CLOSE_SECONDS)
+            except Exception:  # pragma: no cover - best effort on the way out
+                pass
+        for slot in slots:
+            try:
+                self.ray.kill(slot.actor)
+            except Exception:  # pragma: no cover
+                pass
+        self._idle, self._inflight, self._checks = [], {}, {}
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:200] + ("..." if len(text) > 200 else "") if text else type(exc).__name__

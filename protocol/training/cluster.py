@@ -1,0 +1,64 @@
+"""``damka selfplay --cluster``: self-play games played by slots across a Ray cluster.
+
+A slot keeps one engine (as a worker process of the local pool does) and plays games by id
+through the same ``play_game``; a game depends only on the settings and its id, so a game
+replayed after its worker was lost is the same game. The records come back to the
+coordinator, whose writer puts them in game-id order into the chunks as on one machine.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Iterator, Sequence
+
+from protocol.cluster.farm import Farm, WorkerInfo, worker_info
+
+from .data import GameRecord
+from .games import SelfPlaySettings, make_engine, play_game
+
+__all__ = ["SelfPlaySlot", "on_cluster"]
+
+
+class SelfPlaySlot:
+    """One engine on a worker, playing one game at a time."""
+
+    def __init__(self, settings: SelfPlaySettings, openings: Sequence):
+        self.settings = settings
+        self.openings = openings
+        self.engine = None
+        self.problem: str | None = None
+
+    def check(self) -> WorkerInfo:
+        """Make the engine here (its weights file must exist on this machine too)."""
+        try:
+            self.engine = make_engine(self.settings)
+        except (MemoryError, ValueError, OSError) as exc:
+            return worker_info([f"cannot create the engine: {exc}"])
+        return worker_info()
+
+    def play(self, game_id: int) -> GameRecord:
+        return play_game(self.settings, self.engine, game_id, self.openings)
+
+    def close(self) -> None:
+        self.engine = None
+
+
+def _warn(text: str) -> None:
+    print(f"damka selfplay: {text}", file=sys.stderr, flush=True)
+
+
+def on_cluster(settings: SelfPlaySettings, ids: range, openings: Sequence, address: str,
+               per_node: int | None) -> Iterator[GameRecord]:
+    """The records of games ``ids`` as they finish on the cluster at ``address``;
+    closing the iterator stops every slot."""
+    from protocol.cluster.connect import connected
+
+    with connected(address) as ray:
+        farm = Farm(ray, SelfPlaySlot, (settings, list(openings)), per_node=per_node,
+                    warn=_warn, describe=lambda game_id: f"game {game_id}")
+        results = farm.results(ids, key=lambda game_id: game_id)
+        try:
+            for _, record in results:
+                yield record
+        finally:
+            results.close()
