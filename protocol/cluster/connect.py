@@ -53,8 +53,10 @@ def connected(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
         return
     options: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
     if address == "local":
+        # Ray lowers its workers' priority (nice 15) by default: a game's clock runs there
         options.update(address="local", num_cpus=num_cpus, include_dashboard=False,
-                       object_store_memory=LOCAL_OBJECT_STORE_MB * 2**20)
+                       object_store_memory=LOCAL_OBJECT_STORE_MB * 2**20,
+                       _system_config={"worker_niceness": 0})
     else:
         options["address"] = address
     try:

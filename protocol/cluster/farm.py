@@ -25,7 +25,7 @@ from typing import Any, Callable, Generic, Hashable, Iterator, Sequence, TypeVar
 
 from .connect import ClusterError
 
-__all__ = ["Farm", "WorkerInfo", "worker_info"]
+__all__ = ["Farm", "WorkerInfo", "worker_info", "full_priority"]
 
 T = TypeVar("T")
 
@@ -50,6 +50,15 @@ class WorkerInfo:
 
     def __str__(self) -> str:
         return f"{self.host} (pid {self.pid})"
+
+
+def full_priority() -> None:
+    """Undo the lower priority (nice 15) Ray gives its worker processes where this process
+    may: engines' clocks run here, and a busy machine would otherwise lose games on time."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
+    except (OSError, AttributeError):  # not permitted: the workers were started so
+        pass
 
 
 def worker_info(problems: Sequence[str] = ()) -> WorkerInfo:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from engine.pdn import write_game
 from engine.variants import get_variant
-from protocol.cluster.farm import Farm, WorkerInfo, worker_info
+from protocol.cluster.farm import Farm, WorkerInfo, full_priority, worker_info
 from protocol.match.runner import GameRecord, MatchConfig, Scheduled, _Pool, play_scheduled
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ class MatchSlot:
         self.variant = get_variant(config.variant)
         self.pools = [_Pool(spec, self.variant, 1) for spec in config.engines]
         self.stop = threading.Event()
+        full_priority()
 
     def check(self) -> WorkerInfo:
         """Start every engine here once: those that cannot start are this worker's problems."""
@@ -59,12 +60,15 @@ class MatchSlot:
             pool.close_all()
 
 
+def _warn(text: str) -> None:
+    print(f"damka match: {text}", file=sys.stderr, flush=True)
+
+
 def _describe(s: Scheduled) -> str:
     return f"game {s.round}"
 
 
-def play_on_cluster(match: "Match", pending: list[Scheduled],
-                    warn: Callable[[str], None] | None = None) -> None:
+def play_on_cluster(match: "Match", pending: list[Scheduled]) -> None:
     """Play ``pending`` (in schedule order) on ``match.config.cluster``, recording each
     finished game through ``match.record``; returns when all are played, the SPRT decides
     or ``match.stop()`` is called."""
@@ -72,9 +76,7 @@ def play_on_cluster(match: "Match", pending: list[Scheduled],
 
     config = match.config
     shipped = replace(config, pdn=None, resume=False, variant=match.variant)  # no file there
-    if warn is None:
-        def warn(text: str) -> None:
-            print(f"damka match: {text}", file=sys.stderr, flush=True)
+    warn = match.on_warning or _warn
 
     with connected(config.cluster) as ray:
         farm = Farm(ray, MatchSlot, (shipped, match.names, match._date),

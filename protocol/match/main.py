@@ -75,7 +75,9 @@ def _where(config: MatchConfig) -> str:
 def main(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     progress = None if args.quiet else Progress(sys.stderr)
-    match = Match(config, on_progress=progress)
+    match = Match(config, on_progress=progress,
+                  on_warning=None if progress is None else
+                  lambda text: progress.note(f"damka match: {text}"))
     pairs = " vs ".join(match.names)
     title = (f"{pairs}: {match.variant.name}, {config.control}, "
              f"{len(config.openings)} opening{'s' if len(config.openings) != 1 else ''}, "

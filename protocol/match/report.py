@@ -49,6 +49,8 @@ def progress_line(state: MatchState) -> str:
         parts.append(f"LLR {state.sprt.llr:+.2f} [{state.sprt.lower:.2f}, {state.sprt.upper:.2f}]")
     if state.running:
         parts.append(f"({state.running} running)")
+    if state.replayed:
+        parts.append(f"({state.replayed} replayed after a lost worker)")
     return "  ".join(parts)
 
 
@@ -70,6 +72,15 @@ class Progress:
                 self._width = len(line)
             else:
                 self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        """A message on its own line (a lost cluster worker), the progress line after it."""
+        with self._lock:
+            if self.inplace and self._width:
+                self.stream.write("\r" + " " * self._width + "\r")
+                self._width = 0
+            self.stream.write(text + "\n")
             self.stream.flush()
 
     def finish(self) -> None:

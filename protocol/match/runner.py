@@ -504,11 +504,13 @@ class Match:
     """A match as configured; ``run`` plays it and returns the final MatchState.
 
     ``on_progress(state)`` is called (under a lock, from the game threads) after each game.
+    ``on_warning(text)`` hears of cluster workers lost or unusable (default: stderr).
     ``stop()`` (any thread) interrupts: the games in progress are abandoned unrecorded.
     """
 
     def __init__(self, config: MatchConfig,
-                 on_progress: Callable[[MatchState], None] | None = None):
+                 on_progress: Callable[[MatchState], None] | None = None,
+                 on_warning: Callable[[str], None] | None = None):
         if len(config.engines) < 2:
             raise MatchError("a match needs at least two engines")
         if not config.openings:
@@ -539,6 +541,7 @@ class Match:
         self.schedule = schedule(len(config.engines), len(config.openings), per_pair)
         self.state = MatchState(self.names, len(self.schedule))
         self.on_progress = on_progress
+        self.on_warning = on_warning
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._pending: list[Scheduled] = []

@@ -1,0 +1,210 @@
+"""``--cluster``: matches and self-play on a real Ray instance (bound to 127.0.0.1, started once
+for the module), checked against the same runs on one machine, and the faults: a worker process
+killed mid-game, and a worker that cannot start an engine.
+
+Fixed depth and nodes make the games deterministic, so "the same games" is byte-for-byte: the
+cluster's PDN file holds exactly the one machine's games (in the order they finished) and
+its self-play chunks hold the same arrays.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.pdn import read_games, write_game
+from engine.variants import get_variant
+from protocol.cli import main as cli_main
+from protocol.cluster.connect import ClusterError, check_address, import_ray
+from protocol.match.engines import parse_engine
+from protocol.match.openings import read_openings, start_opening
+from protocol.match.players import Answer, EngineResigned, Player
+from protocol.match.runner import Match, MatchConfig, SprtSettings
+from protocol.match.timecontrol import TimeControl
+from protocol.training.data import read_games as read_data
+
+REPO = Path(__file__).resolve().parents[1]
+INTERNATIONAL = get_variant("international")
+OPENINGS = read_openings(REPO / "bench" / "openings_international.txt", INTERNATIONAL)[:3]
+
+ray = pytest.importorskip(
+    "ray", reason="the cluster extra is not installed: pip install -e '.[cluster]'")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    """One small Ray for the module: two CPUs, no dashboard, the smallest object store."""
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             object_store_memory=80 * 2**20, logging_level=logging.ERROR, log_to_driver=False)
+    # the fake engines below live in this test module, which the workers cannot import
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
+    ray.shutdown()
+
+
+def match_config(pdn: Path, cluster: str | None, **extra) -> MatchConfig:
+    return MatchConfig(engines=[parse_engine("damka hash=8"), parse_engine("damka name=b hash=8")],
+                       control=TimeControl(depth=3), openings=OPENINGS, variant=INTERNATIONAL,
+                       pdn=pdn, cluster=cluster, comments=False,
+                       concurrency=None if cluster else 1, **extra)
+
+
+def pdn_texts(path: Path) -> list[str]:
+    return [write_game(game) for game in read_games(path)]
+
+
+def by_round(texts: list[str]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for text in texts:
+        number = int(text.split('[Round "', 1)[1].split('"', 1)[0])
+        assert number not in out, f"game {number} recorded twice"
+        out[number] = text
+    return out
+
+
+@pytest.fixture(scope="module")
+def one_machine(tmp_path_factory) -> dict[int, str]:
+    pdn = tmp_path_factory.mktemp("one") / "match.pdn"
+    Match(match_config(pdn, None)).run()
+    return by_round(pdn_texts(pdn))
+
+
+def test_match_on_the_cluster_plays_the_same_games(one_machine, tmp_path):
+    seen: list[int] = []
+    state = Match(match_config(tmp_path / "m.pdn", "local"),
+                  on_progress=lambda s: seen.append(s.done)).run()
+    assert by_round(pdn_texts(tmp_path / "m.pdn")) == one_machine
+    assert state.done == len(one_machine) == 6
+    assert seen == list(range(7))  # progress before the first game and after every game
+    assert state.replayed == 0 and not state.interrupted
+
+
+def test_resume_on_the_cluster_plays_only_the_missing_games(one_machine, tmp_path):
+    pdn = tmp_path / "m.pdn"
+    pdn.write_text("\n".join(one_machine[r] for r in (2, 5)) + "\n")
+    state = Match(match_config(pdn, "local", resume=True)).run()
+    assert by_round(pdn_texts(pdn)) == one_machine
+    assert sum(r.resumed for r in state.records) == 2 and state.done == 6
+
+
+def _slots_playing() -> list[int]:
+    """The pids of the Ray worker processes running a game now (Ray titles them so)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if title.startswith(b"ray::MatchSlot.play"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_worker_killed_mid_game_loses_no_game(one_machine, tmp_path):
+    killed: list[int] = []
+    warnings: list[str] = []
+
+    def kill_one(state) -> None:
+        if killed or state.done == 0 or state.done >= state.total - 1:
+            return
+        for pid in _slots_playing():
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            return
+
+    state = Match(match_config(tmp_path / "m.pdn", "local"), on_progress=kill_one,
+                  on_warning=warnings.append).run()
+    assert killed, "no game was running to be killed"
+    assert by_round(pdn_texts(tmp_path / "m.pdn")) == one_machine  # each game exactly once
+    assert state.replayed >= 1
+    assert any("was lost during game" in w and "played again" in w for w in warnings)
+
+
+def test_a_worker_that_cannot_start_an_engine_is_named_not_scored(tmp_path):
+    config = match_config(tmp_path / "m.pdn", "local")
+    config.engines = [config.engines[0], parse_engine(f"cmd='{tmp_path}/no-such-engine hub'")]
+    with pytest.raises(ClusterError) as error:
+        Match(config).run()
+    message = str(error.value)
+    assert "no worker of the cluster can play" in message
+    assert "cannot start engine no-such-engine" in message and "pid" in message
+    assert not (tmp_path / "m.pdn").exists()
+
+
+class _CoinSpec:
+    """A player that resigns its first move with probability ``p``, else plays the first legal
+    move: cheap games with a known bias, so that the SPRT decides soon."""
+
+    max_instances = None
+
+    def __init__(self, name: str, p: float, seed: int):
+        import random
+
+        self.name, self.p, self.rng = name, p, random.Random(seed)
+
+    def create(self, variant):
+        return _CoinPlayer(self)
+
+
+class _CoinPlayer(Player):
+    def __init__(self, spec: _CoinSpec):
+        self.spec, self.name = spec, spec.name
+
+    def play(self, game, request):
+        now = time.monotonic()
+        if self.spec.rng.random() < self.spec.p:
+            raise EngineResigned("the coin said so")
+        return Answer(next(iter(game.board.legal_moves)), now, now)
+
+
+def test_sprt_stops_the_whole_cluster(tmp_path):
+    config = MatchConfig(engines=[_CoinSpec("strong", 0.1, 1), _CoinSpec("weak", 0.5, 2)],
+                         control=TimeControl(depth=1), openings=[start_opening("international")],
+                         games_per_pair=2000, max_moves=1, comments=False, cluster="local",
+                         concurrency=None, pdn=tmp_path / "sprt.pdn",
+                         sprt=SprtSettings(0, 50, 0.05, 0.05))
+    state = Match(config).run()
+    assert state.sprt.decision == "H1"
+    # no game starts after the decision: at most the two slots' games in flight then
+    assert 10 < state.done < 300
+    assert len(by_round(pdn_texts(tmp_path / "sprt.pdn"))) == state.done
+
+
+def test_selfplay_on_the_cluster_writes_the_same_data(tmp_path):
+    common = ["selfplay", "--games", "4", "--nodes", "150", "--max-plies", "120", "--seed", "3",
+              "--quiet"]
+    assert cli_main([*common, "--out", str(tmp_path / "one"), "--workers", "1"]) == 0
+    assert cli_main([*common, "--out", str(tmp_path / "ray"), "--cluster", "local"]) == 0
+    meta_one, one = read_data(tmp_path / "one")
+    meta_ray, on_ray = read_data(tmp_path / "ray")
+    assert meta_ray.games_done == meta_one.games_done == 4
+    assert one.keys() == on_ray.keys()
+    for name in one:
+        assert np.array_equal(one[name], on_ray[name]), name
+
+
+def test_cluster_addresses_and_a_missing_extra(monkeypatch, capsys):
+    for good in ("auto", "local", "ray://head.lan:10001"):
+        assert check_address(good) == good
+    with pytest.raises(ClusterError, match="auto, local or ray://HOST:PORT"):
+        check_address("head:6379")
+    assert cli_main(["match", "--engine", "damka", "--engine", "damka", "--depth", "1",
+                     "--cluster", "head:6379"]) == 2
+    assert "--cluster takes auto, local or ray://HOST:PORT" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    with pytest.raises(ClusterError, match=r"pip install 'damka\[cluster\]'"):
+        import_ray()
+    assert cli_main(["selfplay", "--out", "x", "--games", "1", "--cluster", "local"]) == 2
+    err = capsys.readouterr().err
+    assert "damka[cluster]" in err and "Traceback" not in err
