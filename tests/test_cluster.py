@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -114,17 +115,28 @@ def _slots_playing() -> list[int]:
 def test_a_worker_killed_mid_game_loses_no_game(one_machine, tmp_path):
     killed: list[int] = []
     warnings: list[str] = []
+    done = threading.Event()
 
-    def kill_one(state) -> None:
-        if killed or state.done == 0 or state.done >= state.total - 1:
-            return
-        for pid in _slots_playing():
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-            return
+    def kill_one() -> None:
+        """SIGKILL the first slot seen playing the same game 50 ms apart: it is mid-game."""
+        seen: set[int] = set()
+        while not done.wait(0.05):
+            playing = set(_slots_playing())
+            if playing & seen:
+                pid = min(playing & seen)
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            seen = playing
 
-    state = Match(match_config(tmp_path / "m.pdn", "local"), on_progress=kill_one,
-                  on_warning=warnings.append).run()
+    killer = threading.Thread(target=kill_one, daemon=True)
+    killer.start()
+    try:
+        state = Match(match_config(tmp_path / "m.pdn", "local"),
+                      on_warning=warnings.append).run()
+    finally:
+        done.set()
+        killer.join()
     assert killed, "no game was running to be killed"
     assert by_round(pdn_texts(tmp_path / "m.pdn")) == one_machine  # each game exactly once
     assert state.replayed >= 1
