@@ -11,7 +11,9 @@
   so an interrupted match loses only the games in progress; ``resume`` reads the file back,
   skips the games it holds and counts their results.
 * **Concurrency.** ``concurrency`` games run at once, each in its own thread; each engine
-  process (or connection) serves one game at a time, started on demand and reused.
+  process (or connection) serves one game at a time, started on demand and reused. With
+  ``cluster`` the games run on a Ray cluster's slots instead (match/cluster.py), through the
+  same ``play_scheduled``; this process still records every game, once.
 * **Stopping.** With an SPRT, no new game starts once the test decides; the games in progress
   finish and are recorded.
 
@@ -164,23 +166,24 @@ class MatchState:
     sprt: SprtResult | None = None
     interrupted: bool = False
     replayed: int = 0  #: games played again after their cluster worker was lost
+    _tally: dict = field(default_factory=dict, repr=False)  #: (a, b) -> [w, d, l]
+    _tallied: int = field(default=0, repr=False)  #: records counted in _tally
 
     @property
     def done(self) -> int:
         return len(self.records)
 
     def pair_record(self, a: int, b: int) -> Record:
-        """Engine ``a``'s wins, draws and losses against engine ``b``."""
-        w = d = l = 0
-        for r in self.records:
+        """Engine ``a``'s wins, draws and losses against engine ``b``. Tallied as records
+        arrive (``records`` only grows), so a cluster's coordinator updating the SPRT after
+        every one of a million games does not go through them all each time."""
+        for r in self.records[self._tallied:]:
             s = r.scheduled
-            if {s.white, s.black} != {a, b}:
-                continue
-            p = r.points(a)
-            w += p == 1.0
-            d += p == 0.5
-            l += p == 0.0
-        return Record(w, d, l)
+            for engine, other in ((s.white, s.black), (s.black, s.white)):
+                counts = self._tally.setdefault((engine, other), [0, 0, 0])
+                counts[{1.0: 0, 0.5: 1, 0.0: 2}[r.points(engine)]] += 1
+        self._tallied = len(self.records)
+        return Record(*self._tally.get((a, b), (0, 0, 0)))
 
     def engine_record(self, a: int) -> Record:
         """Engine ``a`` against the whole field."""
