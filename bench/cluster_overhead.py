@@ -36,8 +36,8 @@ from engine.variants import get_variant  # noqa: E402
 from protocol.cluster.connect import connected  # noqa: E402
 from protocol.match.engines import parse_engine  # noqa: E402
 from protocol.match.openings import read_openings  # noqa: E402
-from protocol.match.runner import (Match, MatchConfig, _Pool, play_scheduled,  # noqa: E402
-                                   schedule)
+from protocol.match.games import EnginePool, play_scheduled, schedule  # noqa: E402
+from protocol.match.runner import Match, MatchConfig  # noqa: E402
 from protocol.match.timecontrol import TimeControl  # noqa: E402
 
 WORKERS = 2
@@ -69,7 +69,7 @@ _slot: tuple | None = None
 
 def _start(cfg: MatchConfig, names: list[str], date: str) -> None:
     global _slot
-    pools = [_Pool(spec, VARIANT, 1) for spec in cfg.engines]
+    pools = [EnginePool(spec, VARIANT, 1) for spec in cfg.engines]
     for pool in pools:  # engines started before the clock, as a Ray slot's check does
         pool.release(pool.acquire(), broken=False)
     _slot = (cfg, names, date, pools)

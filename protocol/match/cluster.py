@@ -13,15 +13,12 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 from engine.pdn import write_game
 from engine.variants import get_variant
 from protocol.cluster.farm import Farm, WorkerInfo, full_priority, worker_info
-from protocol.match.runner import GameRecord, MatchConfig, Scheduled, _Pool, play_scheduled
-
-if TYPE_CHECKING:
-    from protocol.match.runner import Match
+from protocol.match.games import EnginePool, GameRecord, MatchConfig, Scheduled, play_scheduled
 
 __all__ = ["MatchSlot", "play_on_cluster"]
 
@@ -34,7 +31,7 @@ class MatchSlot:
         self.names = names
         self.date = date
         self.variant = get_variant(config.variant)
-        self.pools = [_Pool(spec, self.variant, 1) for spec in config.engines]
+        self.pools = [EnginePool(spec, self.variant, 1) for spec in config.engines]
         self.stop = threading.Event()
         full_priority()
 
@@ -68,8 +65,9 @@ def _describe(s: Scheduled) -> str:
     return f"game {s.round}"
 
 
-def play_on_cluster(match: "Match", pending: list[Scheduled]) -> None:
-    """Play ``pending`` (in schedule order) on ``match.config.cluster``, recording each
+def play_on_cluster(match: Any, pending: list[Scheduled]) -> None:
+    """Play ``pending`` (in schedule order) of ``match`` (the runner's Match, which imports
+    this module when it runs) on ``match.config.cluster``, recording each
     finished game through ``match.record``; returns when all are played, the SPRT decides
     or ``match.stop()`` is called."""
     from protocol.cluster.connect import connected
