@@ -24,10 +24,11 @@ from engine.pdn import read_games, write_game
 from engine.variants import get_variant
 from protocol.cli import main as cli_main
 from protocol.cluster.connect import ClusterError, check_address, import_ray
+from protocol.cluster.farm import MAX_ATTEMPTS, Farm, worker_info
 from protocol.match.engines import parse_engine
 from protocol.match.openings import read_openings, start_opening
 from protocol.match.players import Answer, EngineResigned, Player
-from protocol.match.runner import Match, MatchConfig, SprtSettings
+from protocol.match.runner import Match, MatchConfig, MatchError, SprtSettings
 from protocol.match.timecontrol import TimeControl
 from protocol.training.data import read_games as read_data
 
@@ -220,3 +221,45 @@ def test_cluster_addresses_and_a_missing_extra(monkeypatch, capsys):
     assert cli_main(["selfplay", "--out", "x", "--games", "1", "--cluster", "local"]) == 2
     err = capsys.readouterr().err
     assert "damka[cluster]" in err and "Traceback" not in err
+
+
+class _PidSlot:
+    """A slot that answers with its process id after a short wait; item -1 ends its process."""
+
+    def check(self):
+        return worker_info()
+
+    def play(self, item: int) -> int:
+        if item == -1:
+            os._exit(1)
+        time.sleep(0.2)
+        return os.getpid()
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("per_node, slots", [(None, 2), (1, 1), (3, 3)])
+def test_slots_per_machine(per_node, slots):
+    """One slot per core by default (the module's Ray has two), else ``per_node``."""
+    farm = Farm(ray, _PidSlot, (), per_node=per_node)
+    results = dict(farm.results(range(9), key=lambda item: item))
+    assert sorted(results) == list(range(9))
+    assert len(set(results.values())) == len(farm.workers) == slots
+
+
+def test_a_unit_that_ends_every_worker_is_an_error():
+    warnings: list[str] = []
+    farm = Farm(ray, _PidSlot, (), per_node=1, warn=warnings.append,
+                describe=lambda item: f"unit {item}")
+    with pytest.raises(ClusterError, match=f"unit -1 ended its worker {MAX_ATTEMPTS} times"):
+        list(farm.results([0, -1, 1], key=lambda item: item))
+    assert farm.replayed == MAX_ATTEMPTS - 1
+    assert sum("was lost during unit -1" in w for w in warnings) == MAX_ATTEMPTS - 1
+
+
+def test_dxp_engines_stay_off_the_cluster(tmp_path):
+    config = match_config(tmp_path / "m.pdn", "local")
+    config.engines = [config.engines[0], parse_engine("dxp=127.0.0.1:27531")]
+    with pytest.raises(MatchError, match="cannot play on a cluster"):
+        Match(config)

@@ -154,6 +154,10 @@ class Match:
             raise MatchError("an SPRT needs exactly two engines")
         if config.resume and config.pdn is None:
             raise MatchError("--resume needs the PDN file of the match")
+        if config.cluster is not None and any(
+                getattr(spec, "kind", None) == "dxp" for spec in config.engines):
+            raise MatchError("a DXP engine is one connection to one follower: it cannot play "
+                             "on a cluster's many machines (leave out --cluster)")
         if any(getattr(spec, "kind", None) == "dxp" for spec in config.engines):
             from protocol.dxp.player import dxp_minutes
             try:
