@@ -243,7 +243,8 @@ class _PidSlot:
 def test_slots_per_machine(per_node, slots):
     """One slot per core by default (the module's Ray has two), else ``per_node``."""
     farm = Farm(ray, _PidSlot, (), per_node=per_node)
-    results = dict(farm.results(range(9), key=lambda item: item))
+    results = dict(pair for finished in farm.results(range(9), key=lambda item: item)
+                   for pair in finished)
     assert sorted(results) == list(range(9))
     assert len(set(results.values())) == len(farm.workers) == slots
 

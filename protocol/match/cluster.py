@@ -82,10 +82,10 @@ def play_on_cluster(match: Any, pending: list[Scheduled]) -> None:
         results = farm.results(pending, key=lambda s: s.round, stop=match._decided,
                                abandon=match._stop.is_set)
         try:
-            for _, (text, record) in results:
+            for finished in results:
                 match.state.running = farm.running
                 match.state.replayed = farm.replayed
-                match.record(text, record)
+                match.record_all([result for _, result in finished])
         finally:
             results.close()
             match.state.running = 0

@@ -58,7 +58,8 @@ def on_cluster(settings: SelfPlaySettings, ids: range, openings: Sequence, addre
                     warn=_warn, describe=lambda game_id: f"game {game_id}")
         results = farm.results(ids, key=lambda game_id: game_id)
         try:
-            for _, record in results:
-                yield record
+            for finished in results:
+                for _, record in finished:
+                    yield record
         finally:
             results.close()
