@@ -113,6 +113,7 @@ class Farm:
         self._inflight: dict[Any, _Slot] = {}
         self._idle: list[_Slot] = []
         self._problems: list[str] = []
+        self._warned: set[tuple[str, str]] = set()
 
     @property
     def running(self) -> int:
@@ -158,9 +159,12 @@ class Farm:
             problems.append(f"it runs damka {info.version}, the coordinator {self.version}")
         if problems:
             for problem in problems:
+                if (info.host, problem) in self._warned:  # once a machine, not once a slot
+                    continue
+                self._warned.add((info.host, problem))
                 text = f"worker {info}: {problem}"
                 self._problems.append(text)
-                self.warn(f"{text}; it gets no games")
+                self.warn(f"{text}; its slots get no games")
             self.ray.kill(slot.actor)
             return
         slot.info = info
