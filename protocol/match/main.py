@@ -68,8 +68,8 @@ def _where(config: MatchConfig) -> str:
     """Where the games run, for the title."""
     if config.cluster is None:
         return f"concurrency {config.concurrency}"
-    per = "one per core" if config.concurrency is None else f"{config.concurrency}"
-    return f"on the Ray cluster {config.cluster} ({per} a worker)"
+    per = "one game per core" if config.concurrency is None else f"{config.concurrency} games"
+    return f"on the Ray cluster {config.cluster} ({per} on each machine)"
 
 
 def main(args: argparse.Namespace) -> int:

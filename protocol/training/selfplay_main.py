@@ -63,8 +63,8 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
         where = f"{workers} workers"
     else:
         workers = args.workers
-        per = "one per core" if workers is None else str(workers)
-        where = f"the Ray cluster {cluster}, {per} a machine"
+        per = "one worker per core" if workers is None else f"{workers} workers"
+        where = f"the Ray cluster {cluster}, {per} on each machine"
     bar = tqdm(total=args.games, initial=meta.games_done, unit="game", file=sys.stderr,
                desc=f"selfplay {settings.variant}", disable=args.quiet, dynamic_ncols=True)
     started = time.perf_counter()
