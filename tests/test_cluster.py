@@ -98,46 +98,56 @@ def test_resume_on_the_cluster_plays_only_the_missing_games(one_machine, tmp_pat
     assert sum(r.resumed for r in state.records) == 2 and state.done == 6
 
 
-def _slots_playing() -> list[int]:
+def _slots_playing(title: bytes) -> list[int]:
     """The pids of the Ray worker processes running a game now (Ray titles them so)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            title = (entry / "cmdline").read_bytes().split(b"\0")[0]
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")[0]
         except OSError:
             continue
-        if title.startswith(b"ray::MatchSlot.play"):
+        if cmdline.startswith(title):
             pids.append(int(entry.name))
     return pids
 
 
-def test_a_worker_killed_mid_game_loses_no_game(one_machine, tmp_path):
-    killed: list[int] = []
-    warnings: list[str] = []
-    done = threading.Event()
+class Killer:
+    """A thread that SIGKILLs the first slot seen playing 50 ms apart (so mid-game)."""
 
-    def kill_one() -> None:
-        """SIGKILL the first slot seen playing the same game 50 ms apart: it is mid-game."""
+    def __init__(self, title: bytes):
+        self.title = title
+        self.killed: list[int] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
         seen: set[int] = set()
-        while not done.wait(0.05):
-            playing = set(_slots_playing())
+        while not self.done.wait(0.05):
+            playing = set(_slots_playing(self.title))
             if playing & seen:
                 pid = min(playing & seen)
                 os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
+                self.killed.append(pid)
                 return
             seen = playing
 
-    killer = threading.Thread(target=kill_one, daemon=True)
-    killer.start()
-    try:
+    def __enter__(self) -> "Killer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def test_a_worker_killed_mid_game_loses_no_game(one_machine, tmp_path):
+    warnings: list[str] = []
+    with Killer(b"ray::MatchSlot.play") as killer:
         state = Match(match_config(tmp_path / "m.pdn", "local"),
                       on_warning=warnings.append).run()
-    finally:
-        done.set()
-        killer.join()
+    killed = killer.killed
     assert killed, "no game was running to be killed"
     assert by_round(pdn_texts(tmp_path / "m.pdn")) == one_machine  # each game exactly once
     assert state.replayed >= 1
@@ -205,6 +215,30 @@ def test_selfplay_on_the_cluster_writes_the_same_data(tmp_path):
     assert one.keys() == on_ray.keys()
     for name in one:
         assert np.array_equal(one[name], on_ray[name]), name
+
+
+def test_selfplay_worker_killed_mid_game_loses_no_game(tmp_path, capsys):
+    common = ["selfplay", "--games", "6", "--nodes", "400", "--max-plies", "200", "--seed", "5",
+              "--quiet"]
+    assert cli_main([*common, "--out", str(tmp_path / "one"), "--workers", "1"]) == 0
+    with Killer(b"ray::SelfPlaySlot.play") as killer:
+        assert cli_main([*common, "--out", str(tmp_path / "ray"), "--cluster", "local"]) == 0
+    assert killer.killed, "no game was running to be killed"
+    assert "was lost during game" in capsys.readouterr().err
+    _, one = read_data(tmp_path / "one")
+    _, on_ray = read_data(tmp_path / "ray")
+    assert list(on_ray["game_id"]) == list(range(6))  # every game once, in order
+    for name in one:
+        assert np.array_equal(one[name], on_ray[name]), name
+
+
+def test_cli_match_on_the_cluster(tmp_path, capsys):
+    assert cli_main(["match", "--engine", "damka hash=8", "--engine", "damka name=b hash=8",
+                     "--depth", "2", "--games", "2", "--cluster", "local", "--concurrency", "1",
+                     "--pdn", str(tmp_path / "m.pdn")]) == 0
+    out = capsys.readouterr().out
+    assert "on the Ray cluster local (1 game on each machine)" in out
+    assert len(pdn_texts(tmp_path / "m.pdn")) == 2
 
 
 def test_cluster_addresses_and_a_missing_extra(monkeypatch, capsys):

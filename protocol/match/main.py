@@ -68,7 +68,8 @@ def _where(config: MatchConfig) -> str:
     """Where the games run, for the title."""
     if config.cluster is None:
         return f"concurrency {config.concurrency}"
-    per = "one game per core" if config.concurrency is None else f"{config.concurrency} games"
+    n = config.concurrency
+    per = "one game per core" if n is None else f"{n} game{'s' if n != 1 else ''}"
     return f"on the Ray cluster {config.cluster} ({per} on each machine)"
 
 
