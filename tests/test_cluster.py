@@ -1,6 +1,7 @@
 """``--cluster``: matches and self-play on a real Ray instance (bound to 127.0.0.1, started once
-for the module), checked against the same runs on one machine, and the faults: a worker process
-killed mid-game, and a worker that cannot start an engine.
+for the module), checked against the same runs on one machine (resumed runs too), the SPRT
+stopping the cluster, slots per machine, and the faults: a worker process killed mid-game (a
+match's and self-play's), a unit that ends every worker, a worker that cannot start an engine.
 
 Fixed depth and nodes make the games deterministic, so "the same games" is byte-for-byte: the
 cluster's PDN file holds exactly the one machine's games (in the order they finished) and
@@ -204,32 +205,40 @@ def test_sprt_stops_the_whole_cluster(tmp_path):
     assert len(by_round(pdn_texts(tmp_path / "sprt.pdn"))) == state.done
 
 
-def test_selfplay_on_the_cluster_writes_the_same_data(tmp_path):
-    common = ["selfplay", "--games", "4", "--nodes", "150", "--max-plies", "120", "--seed", "3",
-              "--quiet"]
-    assert cli_main([*common, "--out", str(tmp_path / "one"), "--workers", "1"]) == 0
-    assert cli_main([*common, "--out", str(tmp_path / "ray"), "--cluster", "local"]) == 0
-    meta_one, one = read_data(tmp_path / "one")
-    meta_ray, on_ray = read_data(tmp_path / "ray")
-    assert meta_ray.games_done == meta_one.games_done == 4
-    assert one.keys() == on_ray.keys()
-    for name in one:
-        assert np.array_equal(one[name], on_ray[name]), name
+def selfplay(out: Path, games: int, *where: str) -> None:
+    assert cli_main(["selfplay", "--out", str(out), "--games", str(games), "--nodes", "300",
+                     "--max-plies", "200", "--seed", "5", "--quiet", *where]) == 0
 
 
-def test_selfplay_worker_killed_mid_game_loses_no_game(tmp_path, capsys):
-    common = ["selfplay", "--games", "6", "--nodes", "400", "--max-plies", "200", "--seed", "5",
-              "--quiet"]
-    assert cli_main([*common, "--out", str(tmp_path / "one"), "--workers", "1"]) == 0
+def assert_same_data(a: Path, b: Path, games: int) -> None:
+    _, first = read_data(a)
+    _, second = read_data(b)
+    assert list(second["game_id"]) == list(range(games))  # every game once, in order
+    assert first.keys() == second.keys()
+    for name in first:
+        assert np.array_equal(first[name], second[name]), name
+
+
+@pytest.fixture(scope="module")
+def selfplay_one_machine(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("selfplay") / "one"
+    selfplay(out, 6, "--workers", "1")
+    return out
+
+
+def test_selfplay_on_the_cluster_writes_the_same_data_and_resumes(selfplay_one_machine,
+                                                                 tmp_path):
+    selfplay(tmp_path / "ray", 3, "--cluster", "local")
+    selfplay(tmp_path / "ray", 6, "--cluster", "local")  # a rerun goes on after game 3
+    assert_same_data(selfplay_one_machine, tmp_path / "ray", 6)
+
+
+def test_selfplay_worker_killed_mid_game_loses_no_game(selfplay_one_machine, tmp_path, capsys):
     with Killer(b"ray::SelfPlaySlot.play") as killer:
-        assert cli_main([*common, "--out", str(tmp_path / "ray"), "--cluster", "local"]) == 0
+        selfplay(tmp_path / "ray", 6, "--cluster", "local")
     assert killer.killed, "no game was running to be killed"
     assert "was lost during game" in capsys.readouterr().err
-    _, one = read_data(tmp_path / "one")
-    _, on_ray = read_data(tmp_path / "ray")
-    assert list(on_ray["game_id"]) == list(range(6))  # every game once, in order
-    for name in one:
-        assert np.array_equal(one[name], on_ray[name]), name
+    assert_same_data(selfplay_one_machine, tmp_path / "ray", 6)
 
 
 def test_cli_match_on_the_cluster(tmp_path, capsys):
