@@ -282,10 +282,12 @@ class _PidSlot:
         pass
 
 
-@pytest.mark.parametrize("per_node, slots", [(None, 2), (1, 1), (3, 3)])
-def test_slots_per_machine(per_node, slots):
-    """One slot per core by default (the module's Ray has two), else ``per_node``."""
-    farm = Farm(ray, _PidSlot, (), per_node=per_node)
+@pytest.mark.parametrize("per_node, cores, slots", [(None, 1, 2), (1, 1, 1), (3, 1, 3),
+                                                     (None, 2, 1)])
+def test_slots_per_machine(per_node, cores, slots):
+    """One slot per core by default (the module's Ray has two) or per ``cores`` (engines on
+    several threads), else ``per_node``."""
+    farm = Farm(ray, _PidSlot, (), per_node=per_node, cores_per_slot=cores)
     results = dict(pair for finished in farm.results(range(9), key=lambda item: item)
                    for pair in finished)
     assert sorted(results) == list(range(9))

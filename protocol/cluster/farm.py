@@ -1,7 +1,7 @@
 """Units of work on actors across a Ray cluster, their results streamed back as they finish.
 
 Every live worker machine (a Ray node with CPUs) gets ``per_node`` game slots (default: one
-per CPU). A slot is an actor pinned to its node, holding what lasts from one unit to the next
+per CPU, or per ``cores_per_slot`` CPUs for engines searching on several threads). A slot is an actor pinned to its node, holding what lasts from one unit to the next
 (engine processes, hash tables). Before a slot is given work it reports its host and damka
 version and whether it can start every engine (``check``): a worker that cannot is reported
 by name and gets no work, instead of losing its games.
@@ -95,7 +95,7 @@ class Farm:
     """
 
     def __init__(self, ray: Any, actor_class: type, args: tuple, *, per_node: int | None = None,
-                 warn: Callable[[str], None] = lambda text: None,
+                 cores_per_slot: int = 1, warn: Callable[[str], None] = lambda text: None,
                  describe: Callable[[Any], str] = str):
         from engine import __version__
 
@@ -103,6 +103,7 @@ class Farm:
         self.remote = ray.remote(actor_class)
         self.args = args
         self.per_node = per_node
+        self.cores_per_slot = max(1, cores_per_slot)
         self.warn = warn
         self.describe = describe
         self.version = __version__
@@ -130,8 +131,9 @@ class Farm:
     def _start_slot(self, node: str, cpus: float) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        slots = self.per_node or max(1, int(cpus))
-        share = min(1.0, int(cpus / slots * 10_000) / 10_000) or 0.0001
+        slots = self._slots(cpus)
+        share = min(float(self.cores_per_slot),
+                    int(cpus / slots * 10_000) / 10_000) or 0.0001
         actor = self.remote.options(
             num_cpus=share, max_restarts=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
@@ -144,8 +146,12 @@ class Farm:
             if node in self._nodes:
                 continue
             self._nodes.add(node)
-            for _ in range(self.per_node or max(1, int(cpus))):
+            for _ in range(self._slots(cpus)):
                 self._start_slot(node, cpus)
+
+    def _slots(self, cpus: float) -> int:
+        """Slots on a machine with ``cpus``: ``per_node``, else as many as its cores hold."""
+        return self.per_node or max(1, int(cpus) // self.cores_per_slot)
 
     def _replace(self, slot: _Slot) -> None:
         """A new actor where ``slot``'s died, if its machine is still there."""

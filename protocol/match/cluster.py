@@ -77,8 +77,11 @@ def play_on_cluster(match: Any, pending: list[Scheduled]) -> None:
     warn = match.on_warning or _warn
 
     with connected(config.cluster) as ray:
+        # engines on several threads: one game per that many cores (one engine thinks at once)
+        threads = max(getattr(spec, "threads", 1) for spec in config.engines)
         farm = Farm(ray, MatchSlot, (shipped, match.names, match._date),
-                    per_node=config.concurrency, warn=warn, describe=_describe)
+                    per_node=config.concurrency, cores_per_slot=threads, warn=warn,
+                    describe=_describe)
         results = farm.results(pending, key=lambda s: s.round, stop=match._decided,
                                abandon=match._stop.is_set)
         try:
