@@ -77,6 +77,7 @@ class _Referee:
         self.requested: tuple[bool, Board] | None = None  # (initiator white, start)
         self.turn_since = 0.0
         self.ending = False  # a GAMEEND went out; the next one acknowledges it
+        self.games = 0  # games finished on this connection
 
     def fault(self, kind: str, text: str) -> None:
         self.tap._fault(TapFault(kind, self.number, text))
@@ -139,8 +140,9 @@ class _Referee:
         game.move_times.append(spent)
         limit = self.tap.movetime + self.tap.grace
         if spent > limit:
-            self.fault("time forfeit", f"{side} took {spent:.3f} s for a move "
-                       f"(limit {self.tap.movetime:g} s + {self.tap.grace:g} s grace)")
+            self.fault("time forfeit", f"{side} took {spent:.3f} s for ply {game.plies + 1} of "
+                       f"game {self.games + 1} on this connection (limit {self.tap.movetime:g} s "
+                       f"+ {self.tap.grace:g} s grace)")
         board.push(move)
         game.plies += 1
         self.turn_since = at
@@ -185,6 +187,7 @@ class _Referee:
         game = self.game
         self.board = self.game = None
         if game is not None:
+            self.games += 1
             game.end = end
             self.tap._game(game)
 

@@ -152,6 +152,8 @@ class Soak:
 
     def fault(self, kind: str, text: str) -> None:
         assert kind in KINDS, kind
+        if kind == "time forfeit":  # a loaded machine makes them: say how loaded
+            text += f" [load {os.getloadavg()[0]:.2f}]"
         with self._lock:
             self.faults.append(Fault(self.phase, kind, text))
             self.bar.set_postfix_str(f"faults {len(self.faults)}")
@@ -359,9 +361,9 @@ class PhaseResult:
     seconds: float = 0.0
 
 
-def _record_terminations(soak: Soak, state: MatchState) -> None:
+def _record_terminations(soak: Soak, records: list) -> None:
     """The runner's verdicts that the players did not report themselves."""
-    for record in state.records:
+    for record in records:
         t = record.termination
         where = f"game {record.scheduled.round}"
         if t is Termination.TIME_FORFEIT:
@@ -379,8 +381,15 @@ def _match(soak: Soak, name: str, specs: list, games: int, args, pdn: Path) -> P
                          openings=openings, variant="international", games_per_pair=games,
                          concurrency=args.concurrency, pdn=pdn, event=f"damka soak: {name}")
     started = time.monotonic()
-    state = Match(config, on_progress=lambda s: soak.progress(s.done)).run()
-    _record_terminations(soak, state)
+    seen = 0
+
+    def on_progress(state: MatchState) -> None:  # (under the runner's lock, after each game)
+        nonlocal seen
+        _record_terminations(soak, state.records[seen:])  # at once: the load then is told
+        seen = len(state.records)
+        soak.progress(state.done)
+
+    state = Match(config, on_progress=on_progress).run()
     return PhaseResult(name, state.done, games, state.overheads(), [],
                        time.monotonic() - started)
 
