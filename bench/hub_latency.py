@@ -1,6 +1,7 @@
 """Hub start-up and responsiveness: launch to ``ready``, and ``ping`` during a search.
 
     python bench/hub_latency.py                  # builds a normal install first (a few minutes)
+    python bench/hub_latency.py --keep DIR       # ... and keeps that install in DIR
     python bench/hub_latency.py --damka PATH     # measures an installed damka instead
 
 Launch to ready is timed as a GUI sees it: from starting the ``damka hub`` process to its
@@ -8,7 +9,8 @@ Launch to ready is timed as a GUI sees it: from starting the ``damka hub`` proce
 user has it (``pip install .`` into a fresh virtual environment: no editable-install import
 hooks, compiled extension in site-packages), and, for comparison, on this checkout's own
 ``damka`` (usually an editable install). Target (issue 12): under 100 ms on a quiet
-machine; the load is printed next to the figures. Ping: answered within 10 ms while
+machine; the load is printed next to the figures, and so is the engine's CPU time to
+``ready``, which a busy machine hardly changes. Ping: answered within 10 ms while
 searching (issue 4).
 """
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+import psutil  # noqa: E402  (the bench extra)
 from hub_process import HubProcess  # noqa: E402
 
 TARGET_MS = 100.0
@@ -44,7 +47,9 @@ def install(into: Path) -> str:
     return str(into / "bin" / "damka")
 
 
-def launch_to_ready(command: list[str]) -> float:
+def launch_to_ready(command: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the engine process) from launch to ``ready``. The CPU
+    time hardly depends on the load: on a busy machine it says what a quiet one would show."""
     start = time.monotonic()
     hub = HubProcess(command)
     hub.send("hub")
@@ -53,8 +58,9 @@ def launch_to_ready(command: list[str]) -> float:
     stamp, line = hub.recv_timed()
     while line != "ready":
         stamp, line = hub.recv_timed()
+    cpu = psutil.Process(hub.proc.pid).cpu_times()
     hub.close()
-    return stamp - start
+    return stamp - start, cpu.user + cpu.system
 
 
 def ping_latencies(damka: str, count: int) -> list[float]:
@@ -80,10 +86,12 @@ def ping_latencies(damka: str, count: int) -> list[float]:
     return out
 
 
-def _summary(label: str, times: list[float]) -> str:
-    ms = sorted(t * 1000 for t in times)
+def _summary(label: str, times: list[tuple[float, float]]) -> str:
+    ms = sorted(t * 1000 for t, _ in times)
+    cpu = statistics.median(c * 1000 for _, c in times)
     return (f"launch to ready, {label}: median {statistics.median(ms):.0f} ms, "
-            f"min {ms[0]:.0f} ms, max {ms[-1]:.0f} ms over {len(ms)} runs")
+            f"min {ms[0]:.0f} ms, max {ms[-1]:.0f} ms over {len(ms)} runs; "
+            f"CPU time to ready median {cpu:.0f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,13 +99,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10, help="launches per program (default 10)")
     parser.add_argument("--damka", metavar="PATH",
                         help="an installed damka to measure (default: install one first)")
+    parser.add_argument("--keep", metavar="DIR", type=Path,
+                        help="make the install in DIR (a new directory) and keep it, to measure "
+                        "again later with --damka DIR/bin/damka")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     if args.damka and not Path(args.damka).is_file():
         parser.error(f"no program {args.damka}")
+    if args.keep is not None and (args.damka or args.keep.exists()):
+        parser.error("--keep needs a new directory, and no --damka")
     with tempfile.TemporaryDirectory(prefix="damka-install-") as tmp:
-        installed = args.damka or install(Path(tmp) / "venv")
+        installed = args.damka or install(args.keep or Path(tmp) / "venv")
         programs = [("installed (" + installed + ")", installed)]
         if Path(THIS_DAMKA).is_file() and Path(THIS_DAMKA).resolve() != Path(installed).resolve():
             programs.append(("this checkout's venv", THIS_DAMKA))
@@ -107,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, damka in programs:
             launch_to_ready([damka, "hub"])  # the first launch fills the OS file cache
             times = [launch_to_ready([damka, "hub"]) for _ in range(args.runs)]
-            medians[label] = statistics.median(times) * 1000
+            medians[label] = statistics.median(t for t, _ in times) * 1000
             print(_summary(label, times), flush=True)
         pings = ping_latencies(installed, args.runs * 2)
         print(f"ping during a search: median {statistics.median(pings) * 1000:.2f} ms, "

@@ -56,9 +56,9 @@ from engine.game import Game, Termination  # noqa: E402
 from engine.pdn import PdnError, read_games  # noqa: E402
 from protocol.dxp.player import DxpPlayer  # noqa: E402
 from protocol.match.engines import HubPlayer, parse_engine  # noqa: E402
-from protocol.match.openings import read_openings  # noqa: E402
+from protocol.match.openings import OpeningsError, read_openings  # noqa: E402
 from protocol.match.players import EngineCrash, Player  # noqa: E402
-from protocol.match.runner import Match, MatchConfig, MatchState  # noqa: E402
+from protocol.match.runner import Match, MatchConfig, MatchError, MatchState  # noqa: E402
 from protocol.match.timecontrol import DEFAULT_GRACE, TimeControl  # noqa: E402
 from engine.variants import Variant  # noqa: E402
 
@@ -691,8 +691,12 @@ def main(argv: list[str] | None = None) -> int:
                     check_pdn(soak, path, share)
     except KeyboardInterrupt:
         soak.bar.close()
-        print("soak: interrupted", file=sys.stderr)
+        print(f"soak: interrupted; the games so far are in {out}/", file=sys.stderr)
         return 130
+    except (MatchError, OpeningsError, RuntimeError, OSError) as exc:  # cannot run as asked
+        soak.bar.close()
+        print(f"soak: error: {exc}", file=sys.stderr)
+        return 2
     soak.bar.close()
     report = build_report(args, soak, phases, (load_start, os.getloadavg()[0]),
                           time.monotonic() - started)
