@@ -32,7 +32,6 @@ from protocol.dxp.codec import (
     GameEnd,
     GameRequest,
     AcceptCode,
-    Message,
     Reassembler,
     decode,
 )
