@@ -199,15 +199,18 @@ class _Referee:
 
 class DxpTap:
     """Listen on 127.0.0.1 (a free port: ``address``) and relay each connection to
-    ``target``, refereeing it. ``on_game(game)`` hears every finished game (from the relay
-    threads). ``faults``, ``games`` and ``chats`` hold what was seen."""
+    ``target``, refereeing it. ``on_game(game)`` hears every finished game and
+    ``on_fault(fault)`` every fault as it is seen (both from the relay threads). ``faults``,
+    ``games`` and ``chats`` hold what was seen."""
 
     def __init__(self, target: tuple[str, int], movetime: float, grace: float,
-                 on_game: Callable[[TapGame], object] | None = None):
+                 on_game: Callable[[TapGame], object] | None = None,
+                 on_fault: Callable[[TapFault], object] | None = None):
         self.target = target
         self.movetime = movetime
         self.grace = grace
         self.on_game = on_game
+        self.on_fault = on_fault
         self.faults: list[TapFault] = []
         self.games: list[TapGame] = []
         self.chats: list[tuple[int, str, str]] = []
@@ -223,6 +226,8 @@ class DxpTap:
     def _fault(self, fault: TapFault) -> None:
         with self._lock:
             self.faults.append(fault)
+        if self.on_fault is not None:
+            self.on_fault(fault)
 
     def _chat(self, number: int, side: str, text: str) -> None:
         with self._lock:

@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dxp_tap import DxpTap, TapGame  # noqa: E402
+from dxp_tap import DxpTap, TapFault, TapGame  # noqa: E402
 from engine.game import Termination  # noqa: E402
 from engine.pdn import PdnError, read_games  # noqa: E402
 from protocol.match.engines import parse_engine  # noqa: E402
@@ -123,7 +123,12 @@ def initiator_phase(soak: Soak, args, out: Path, server: DxpProcess, games: int)
                 process.watched.game_done()
         soak.progress(len(tap.games))
 
-    tap = DxpTap(server.address(), args.movetime, DEFAULT_GRACE, on_game=on_game)
+    def on_fault(fault: TapFault) -> None:  # at once: the load then is told
+        soak.fault(fault.kind if fault.kind in KINDS else "crash",  # (a connection lost)
+                   f"connection {fault.connection}: {fault.text}")
+
+    tap = DxpTap(server.address(), args.movetime, DEFAULT_GRACE, on_game=on_game,
+                 on_fault=on_fault)
     shares = [games // args.concurrency + (i < games % args.concurrency)
               for i in range(args.concurrency)]
     try:
@@ -162,9 +167,6 @@ def initiator_phase(soak: Soak, args, out: Path, server: DxpProcess, games: int)
                            f"see {process.log_path}")
     finally:
         tap.close()
-    for fault in tap.faults:
-        soak.fault(fault.kind if fault.kind in KINDS else "crash",  # (a connection lost)
-                   f"connection {fault.connection}: {fault.text}")
     if len(tap.games) != games:
         soak.fault("protocol", f"{len(tap.games)} games played of the {games} requested")
     times = [t for g in tap.games for t in g.move_times]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from engine import BACKEND, __version__
 from protocol.match.timecontrol import DEFAULT_GRACE
-from soak_watch import KINDS, MB, Soak
+from soak_watch import KINDS, MB, Lateness, Soak
 
 
 @dataclass
@@ -56,6 +56,7 @@ def build_report(args, soak: Soak, phases: list[PhaseResult], load: tuple, wall:
         "faults_total": totals,
         "faults": [{"phase": f.phase, "kind": f.kind, "text": f.text} for f in soak.faults],
         "runner_overhead_ms": _ms([x for p in phases for x in p.overheads]),
+        "thread_lateness_ms": soak.lateness.summary(),
         "processes": processes,
         "max_growth_mb": args.max_growth,
         "targets": {"no_faults": not any(totals.values()),
@@ -76,7 +77,16 @@ def markdown(report: dict) -> str:
              f"(grace {report['grace']:g} s), concurrency {report['concurrency']}, "
              f"{report['cpus']} CPUs, load {report['load_start']:.2f} at the start and "
              f"{report['load_end']:.2f} at the end, {report['wall_seconds']:.0f} s", "",
-             "| phase | games | protocol errors | crashes | time forfeits | illegal moves |",
+             ]
+    late = report.get("thread_lateness_ms")
+    if late:
+        lines += [f"How busy the machine was: the soak's own {1000 * Lateness.PERIOD:.0f} ms "
+                  f"sleeps woke up late by a median {late['median']:.1f} ms, 99% "
+                  f"{late['p99']:.1f} ms, max {late['max']:.0f} ms "
+                  f"({100 * late['over_50ms']:.2f}% over 50 ms). On a busy machine engines answer "
+                  "late for the same reason: time forfeits then say more about the machine "
+                  "than about damka.", ""]
+    lines += ["| phase | games | protocol errors | crashes | time forfeits | illegal moves |",
              "|---|---:|---:|---:|---:|---:|"]
     for p in report["phases"]:
         f = p["faults"] or {k: 0 for k in KINDS}

@@ -9,9 +9,11 @@ crash when its process (or the follower) is gone, else a protocol error.
 from __future__ import annotations
 
 import os
+import collections
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -23,7 +25,7 @@ from engine.game import Game
 from engine.variants import Variant
 from protocol.dxp.player import DxpPlayer
 from protocol.match.engines import HubPlayer
-from protocol.match.players import EngineCrash, Player
+from protocol.match.players import EngineCrash, EngineTimeout, Player
 from protocol.match.timecontrol import TimeControl
 
 MB = 1024 * 1024
@@ -99,10 +101,55 @@ class Fault:
     text: str
 
 
+class Lateness:
+    """How late this process's own short sleeps wake up: when the machine is too busy to
+    run a thread on time, an engine's answer is late too, through no fault of its own. A
+    thread sleeps PERIOD seconds at a time and keeps (when, how late) for each wake-up."""
+
+    PERIOD = 0.02
+
+    def __init__(self) -> None:
+        self.samples: collections.deque[tuple[float, float]] = collections.deque(maxlen=500_000)
+        self._stop = threading.Event()
+        threading.Thread(target=self._run, name="soak-lateness", daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            before = time.monotonic()
+            time.sleep(self.PERIOD)
+            after = time.monotonic()
+            self.samples.append((after, after - before - self.PERIOD))
+
+    def recent(self, seconds: float = 2.0) -> float:
+        """The worst lateness of the last ``seconds``, in seconds."""
+        now = time.monotonic()
+        worst = 0.0
+        for at, late in reversed(self.samples):
+            if at < now - seconds:
+                break
+            worst = max(worst, late)
+        return worst
+
+    def summary(self) -> dict | None:
+        """Lateness in ms over the run: median, 99th percentile, max, and the share of
+        wake-ups over 50 ms late."""
+        xs = sorted(late * 1000 for _, late in list(self.samples))
+        if not xs:
+            return None
+        return {"samples": len(xs), "median": xs[len(xs) // 2],
+                "p99": xs[min(len(xs) - 1, int(0.99 * len(xs)))], "max": xs[-1],
+                "over_50ms": sum(x > 50 for x in xs) / len(xs)}
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
 class Soak:
-    """The shared record of a soak: faults, watched processes, the progress bar."""
+    """The shared record of a soak: faults, watched processes, the progress bar, and how
+    late the machine lets threads run."""
 
     def __init__(self, total: int, quiet: bool):
+        self.lateness = Lateness()
         self.faults: list[Fault] = []
         self.watched: list[Watched] = []
         self.phase = ""
@@ -114,7 +161,8 @@ class Soak:
     def fault(self, kind: str, text: str) -> None:
         assert kind in KINDS, kind
         if kind == "time forfeit":  # a loaded machine makes them: say how loaded
-            text += f" [load {os.getloadavg()[0]:.2f}]"
+            text += (f" [load {os.getloadavg()[0]:.2f}; this process's threads woke up to "
+                     f"{1000 * self.lateness.recent():.0f} ms late in the last 2 s]")
         with self._lock:
             self.faults.append(Fault(self.phase, kind, text))
             self.bar.set_postfix_str(f"faults {len(self.faults)}")
@@ -183,6 +231,10 @@ class WatchedHubPlayer(_Guarded, HubPlayer):
     def play(self, game: Game, request):
         try:
             return self._guard(super().play, game, request)
+        except EngineTimeout as exc:
+            if not exc.usable and self.watched is not None:  # its last game: it is ended
+                self.watched.game_done()
+            raise
         finally:
             self._check_output()
 
@@ -221,7 +273,12 @@ class WatchedDxpPlayer(_Guarded, DxpPlayer):
         self._guard(super().new_game, game, white, control)
 
     def play(self, game: Game, request):
-        return self._guard(super().play, game, request)
+        try:
+            return self._guard(super().play, game, request)
+        except EngineTimeout:  # the game is over (the runner drops this connection)
+            if self.server.watched is not None:
+                self.server.watched.game_done()
+            raise
 
     def end_game(self, game: Game) -> None:
         try:
