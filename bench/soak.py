@@ -36,13 +36,14 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dxp_tap import DxpTap, TapFault, TapGame  # noqa: E402
-from engine.game import Termination  # noqa: E402
+from engine.game import Game, Termination  # noqa: E402
 from engine.pdn import PdnError, read_games  # noqa: E402
 from protocol.match.engines import parse_engine  # noqa: E402
 from protocol.match.openings import OpeningsError, read_openings  # noqa: E402
@@ -174,15 +175,33 @@ def initiator_phase(soak: Soak, args, out: Path, server: DxpProcess, games: int)
                        time.monotonic() - started)
 
 
-def check_pdn(soak: Soak, path: Path, games: int) -> None:
-    """A PDN file a DXP program wrote holds ``games`` games that read back (legal moves)."""
+def read_pdn(soak: Soak, path: Path, games: int) -> list[Game]:
+    """The games of a PDN file written during the soak; a fault unless there are ``games``
+    and they read back (every move legal)."""
     try:
-        count = sum(1 for _ in read_games(path)) if path.exists() else 0
+        found = list(read_games(path)) if path.exists() else []
     except PdnError as exc:
         soak.fault("protocol", f"{path.name} cannot be read back: {exc}")
-        return
-    if count != games:
-        soak.fault("protocol", f"{path.name} holds {count} games, not {games}")
+        return []
+    if len(found) != games:
+        soak.fault("protocol", f"{path.name} holds {len(found)} games, not {games}")
+    return found
+
+
+def _ends(games: list[Game], by_rules: bool) -> Counter:
+    """(final position, result) of each game; with ``by_rules`` only of those the rules end."""
+    return Counter((g.board.fen(), g.outcome().result) for g in games
+                   if g.outcome() is not None and (not by_rules or g.rules_outcome() is not None))
+
+
+def check_same_games(soak: Soak, played: list[Game], recorded: list[Game], who: str) -> None:
+    """Every game of ``played`` that the rules ended is in ``who``'s own record with the same
+    final position and result: it saw the whole game and agreed on its end."""
+    missing = _ends(played, by_rules=True) - _ends(recorded, by_rules=False)
+    if missing:
+        fen, result = next(iter(missing))
+        soak.fault("protocol", f"{sum(missing.values())} games ended by the rules are not in "
+                   f"{who}'s own record as played (one: {result} in {fen})")
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -284,14 +303,17 @@ def main(argv: list[str] | None = None) -> int:
             if server.tracebacks:
                 soak.fault("crash", f"the follower printed {server.tracebacks} traceback(s); "
                            f"see {server.log_path}")
-            # the DXP programs' own records of their games read back and are complete
-            check_pdn(soak, out / "dxp_server.pdn",
-                      sum(p.games for p in phases if p.name.startswith("dxp")))
+            # the DXP programs' own records of their games are complete and agree with the
+            # games as played (the runner's record, and the initiators')
+            recorded = read_pdn(soak, out / "dxp_server.pdn",
+                                sum(p.games for p in phases if p.name.startswith("dxp")))
+            played = [g for p in phases if p.name == "dxp follower"
+                      for g in read_games(out / "dxp_follower.pdn")]
             for i in range(args.concurrency):
-                path = out / f"dxp_initiator_{i + 1}.pdn"
                 share = initiator_games // args.concurrency + (i < initiator_games % args.concurrency)
                 if share:
-                    check_pdn(soak, path, share)
+                    played += read_pdn(soak, out / f"dxp_initiator_{i + 1}.pdn", share)
+            check_same_games(soak, played, recorded, "the follower")
     except KeyboardInterrupt:
         soak.bar.close()
         print(f"soak: interrupted; the games so far are in {out}/", file=sys.stderr)

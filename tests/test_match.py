@@ -307,6 +307,45 @@ def test_damka_over_dxp(tmp_path):
     assert all(len(g.moves) > 20 for g in games)
 
 
+def test_the_dxp_follower_is_sent_the_move_that_ends_the_game():
+    """Found by the soak (bench/soak.py): the runner ended a game with GAMEEND without
+    sending the follower the move that ended it, so the follower's own record lacked that
+    move and showed "the opponent claimed a win". The move goes first: the follower sees the
+    end by the rules itself and records the whole game."""
+    import threading
+
+    from engine.fen import parse_fen
+    from engine.search import Engine
+    from protocol.dxp.server import DxpServer, DxpSession, DxpSettings, run_connection
+    from protocol.match.openings import Opening
+
+    server = DxpServer("127.0.0.1", 0)
+    session = DxpSession(Engine("international", hash_mb=1), DxpSettings(movetime=0.02))
+
+    def follow() -> None:
+        accepted = server.accept()
+        server.close()
+        if accepted is not None:
+            run_connection(accepted[0], session)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    host, port = server.address
+    # White (damka in-process) takes Black's (the follower's) last man: 28x19
+    opening = Opening(parse_fen(get_variant("international"), "W:W28:B23"))
+    config = _config(["damka hash=1", f"dxp={host}:{port} name=dxp"], TimeControl(movetime=0.05),
+                     openings=[opening], games_per_pair=1, grace=LOAD_GRACE)
+    state = Match(config).run()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert state.done == 1 and state.records[0].winner is True
+    assert state.records[0].termination.by_rules
+    [record] = session.records
+    assert record.moves == (opening.board(get_variant("international")).parse_move("28x19"),)
+    assert record.result == "2-0"
+    assert record.termination == "no legal moves"
+
+
 # -- engines that misbehave ---------------------------------------------------------------------
 
 FAKE_HUB = textwrap.dedent('''

@@ -3,9 +3,11 @@
 A thin class over protocol.dxp.codec (messages and framing) and the move/position helpers of
 protocol.dxp. Per game: GAMEREQ with the position after the opening (form B) and the
 follower's colour, GAMEACC; then each turn the opponent's move goes out as a MOVE and the
-follower's MOVE comes back; at the end a GAMEEND (our reason: the follower's result seen from
-the other side) answered by the follower's GAMEEND. A reader thread stamps each message as it
-arrives and fills a queue; every wait has a timeout (no select(), no busy waiting).
+follower's MOVE comes back; at the end the move that ended the game, if the follower has not
+seen it, and a GAMEEND (our reason: the follower's result seen from the other side) answered
+by the follower's GAMEEND (or crossing its own, when it saw the end by the rules). A reader
+thread stamps each message as it arrives and fills a queue; every wait has a timeout (no
+select(), no busy waiting).
 
 DXP says nothing of increments or times per move: the GAMEREQ gives the game clock in whole
 minutes (moves field 0, a clock for the whole game), and a match whose clock DXP cannot say
@@ -218,11 +220,17 @@ class DxpPlayer(Player):
         return Answer(move if move is not None else f"DXP {message.to_text()}", started, at)
 
     def end_game(self, game: Game) -> None:
+        """The moves the follower has not seen yet (the opponent's move that ended the game),
+        then GAMEEND: the follower sees an end by the rules for itself (it may send its own
+        GAMEEND, which crosses ours) and its record of the game is whole."""
         outcome = game.outcome()
         if outcome is None or outcome.winner is None:
             reason = EndReason.DRAW if outcome is not None else EndReason.UNKNOWN
         else:  # our reason, as the follower's opponent
             reason = EndReason.I_LOSE if outcome.winner == self._white else EndReason.I_WIN
+        for move in game.moves[self._sent_ply:]:
+            self._send(move_to_dxp(move))
+        self._sent_ply = game.ply
         self._send(GameEnd(reason, stop=False))
         try:
             self._wait((GameEnd,), REPLY_TIMEOUT, "answering GAMEEND")
