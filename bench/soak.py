@@ -17,7 +17,7 @@ Three phases, at a fixed time per move, ``--concurrency`` games at once, with th
 
 Counted (target 0 of each): protocol errors (an engine's ``error`` or unreadable line, a
 malformed or unexpected DXP message, a CHAT about an error, a game ended early, missing
-games), crashes (a process that died or stopped answering), time forfeits (a move over the
+games, a DXP program's own PDN record that differs from the game as played), crashes (a process that died or stopped answering), time forfeits (a move over the
 time per move plus the runner's grace) and illegal moves. Also reported: the runner's
 overhead per move (from an answer to the next request), and the resident memory (RSS) of
 every engine process at launch, once warm (after its first games: hash tables allocated and
