@@ -385,6 +385,16 @@ def test_bench_covers_every_rule_set_and_is_deterministic():
     assert first == second > 0
 
 
+def test_readme_quotes_the_bench_signature():
+    """The README's ``damka bench`` signature is the one this tree's search and weights give:
+    a change of search or weights that forgets to update it fails here."""
+    import re
+
+    quoted = re.search(r"the signature is ([\d,]+) nodes", (REPO / "README.md").read_text())
+    assert quoted, "the README's damka bench section quotes no signature"
+    assert int(quoted.group(1).replace(",", "")) == run_bench()[0]
+
+
 # -- the command line ------------------------------------------------------------------------------
 
 
