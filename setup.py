@@ -24,7 +24,7 @@ if sys.platform != "win32":
 else:
     compile_args = ["/O2"]
 
-MODULES = ["movegen", "evaluate", "learned", "search"]
+MODULES = ["movegen", "evaluate", "learned", "search", "egtb"]
 
 extensions = [
     Extension(f"_fast.{name}", [f"_fast/{name}.pyx"], extra_compile_args=compile_args)

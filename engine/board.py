@@ -161,6 +161,10 @@ class Board:
             raise IllegalMoveError(text)
         raise IllegalMoveError(repr(move), "not a Move")
 
+    def position_after(self, move: Move) -> Position:
+        """The position a legal move of this board leads to, without pushing it."""
+        return self._after(move)
+
     def _after(self, move: Move) -> Position:
         """The position after a legal move, computed on the masks."""
         white, black, kings, white_to_move = self.position

@@ -1,0 +1,668 @@
+# cython: language_level=3
+"""Endgame databases: indexing of material slices, the nogil solver and the verify pass.
+
+The rules are the move generator's (``_fast.movegen``): the solver only calls ``generate``
+and ``make_move``. It is a forward-iteration solver: every pass walks the positions still
+unresolved, generates their moves and looks the successors up, until a pass changes nothing.
+
+Normalisation: a table holds positions with White to move. A position with Black to move
+is turned 180 degrees and its colours swapped (the rules are symmetric under that), so the
+side to move is stored once per material signature (wm, wk, bm, bk) of the mover (w) and
+the opponent (b).
+
+Index of a slice (mixed radix, men outermost): white men over the squares outside White's
+crowning row, black men over the squares outside Black's crowning row (indexed
+independently, "with gaps": overlapping men are invalid entries), then white kings over the
+squares no man holds, then black kings over the squares still free.
+
+Values (one byte): 0 draw, odd d a win in d plies, even v >= 2 a loss in v - 2 plies, 255 an
+invalid entry. A ply count is the distance to the next conversion (a capture or a crowning)
+with the winner hurrying and the loser delaying, or to the end of the game.
+"""
+
+from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+
+from _fast.movegen cimport (Rules, Pos, Move, MoveList, CoreRules, generate, make_move,
+                            WHITE, BLACK)
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int egtb_popcount(unsigned long long x) { return (int)__popcnt64(x); }
+    static inline int egtb_lsb(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+    #else
+    static inline int egtb_popcount(unsigned long long x) { return __builtin_popcountll(x); }
+    static inline int egtb_lsb(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    """
+    int egtb_popcount(unsigned long long x) noexcept nogil
+    int egtb_lsb(unsigned long long x) noexcept nogil
+
+cdef enum:
+    MAXN = 8            # counts per kind 0..7 in a signature
+    NSIG = 4096         # MAXN ** 4
+    INVALID = 255
+    DRAW = 0
+    MAX_PLIES = 252     # longest distance a byte holds
+
+cdef uint64_t BINOM[65][9]
+
+
+cdef void _init_binom() noexcept nogil:
+    cdef int n, k
+    for n in range(65):
+        for k in range(9):
+            if k == 0:
+                BINOM[n][k] = 1
+            elif n == 0:
+                BINOM[n][k] = 0
+            else:
+                BINOM[n][k] = BINOM[n - 1][k - 1] + BINOM[n - 1][k]
+
+_init_binom()
+
+
+ctypedef struct Geometry:
+    int size
+    int nsq
+    int half
+    int bit_of[64]      # square -> bit
+    int sq_of[64]       # bit -> square (-1 for ghost bits)
+    int flip[64]        # bit -> bit of the square turned 180 degrees
+
+
+cdef void _init_geometry(Geometry* g, const Rules* r) noexcept nogil:
+    cdef int s, b
+    g.size = r.size
+    g.nsq = r.nsq
+    g.half = r.half
+    for b in range(64):
+        g.sq_of[b] = -1
+        g.flip[b] = -1
+    for s in range(r.nsq):
+        b = s + s // r.size
+        g.bit_of[s] = b
+        g.sq_of[b] = s
+    for s in range(r.nsq):
+        g.flip[g.bit_of[s]] = g.bit_of[r.nsq - 1 - s]
+
+
+cdef inline int sig_id(int wm, int wk, int bm, int bk) noexcept nogil:
+    return ((wm * MAXN + wk) * MAXN + bm) * MAXN + bk
+
+
+ctypedef struct Dims:
+    uint64_t nwm, nbm, nwk, nbk, total
+
+
+cdef void _dims(const Geometry* g, int wm, int wk, int bm, int bk, Dims* d) noexcept nogil:
+    cdef int men_sq = g.nsq - g.half
+    d.nwm = BINOM[men_sq][wm]
+    d.nbm = BINOM[men_sq][bm]
+    d.nwk = BINOM[g.nsq - wm - bm][wk]
+    d.nbk = BINOM[g.nsq - wm - bm - wk][bk]
+    d.total = d.nwm * d.nbm * d.nwk * d.nbk
+
+
+cdef inline uint64_t _rank_set(uint64_t bits, uint64_t below_mask_src, const Geometry* g,
+                               int offset) noexcept nogil:
+    """Combination rank of the squares in ``bits`` (ascending), each square's rank being its
+    square number minus ``offset`` minus the pieces of ``below_mask_src`` below it."""
+    cdef uint64_t idx = 0
+    cdef int i = 1
+    cdef int b, rank
+    while bits:
+        b = egtb_lsb(bits)
+        bits &= bits - 1
+        rank = g.sq_of[b] - offset
+        if below_mask_src:
+            rank -= egtb_popcount(below_mask_src & (((<uint64_t>1) << b) - 1))
+        idx += BINOM[rank][i]
+        i += 1
+    return idx
+
+
+cdef inline uint64_t index_of(const Geometry* g, const Pos* p, int wm, int wk, int bm, int bk,
+                              const Dims* d) noexcept nogil:
+    """Index of a White-to-move position inside its slice."""
+    cdef uint64_t wmen = p.pieces[WHITE] & ~p.kings
+    cdef uint64_t bmen = p.pieces[BLACK] & ~p.kings
+    cdef uint64_t wkings = p.pieces[WHITE] & p.kings
+    cdef uint64_t bkings = p.pieces[BLACK] & p.kings
+    cdef uint64_t men = wmen | bmen
+    cdef uint64_t iwm = _rank_set(wmen, 0, g, g.half)
+    cdef uint64_t ibm = _rank_set(bmen, 0, g, 0)
+    cdef uint64_t iwk = _rank_set(wkings, men, g, 0)
+    cdef uint64_t ibk = _rank_set(bkings, men | wkings, g, 0)
+    return ((iwm * d.nbm + ibm) * d.nwk + iwk) * d.nbk + ibk
+
+
+cdef inline int _unrank(uint64_t idx, int k, int* out) noexcept nogil:
+    """The k ranks (ascending into out) of combination index idx."""
+    cdef int i, c
+    c = 63
+    for i in range(k, 0, -1):
+        while BINOM[c][i] > idx:
+            c -= 1
+        out[i - 1] = c
+        idx -= BINOM[c][i]
+        c -= 1
+    return 0
+
+
+cdef inline uint64_t _place_free(const Geometry* g, uint64_t occupied, int* ranks,
+                                 int k) noexcept nogil:
+    """Bits of the squares whose ranks among the free squares are given (ascending)."""
+    cdef uint64_t out = 0
+    cdef int s, j = 0, free_rank = 0
+    if k == 0:
+        return 0
+    for s in range(g.nsq):
+        if (occupied >> g.bit_of[s]) & 1:
+            continue
+        if free_rank == ranks[j]:
+            out |= (<uint64_t>1) << g.bit_of[s]
+            j += 1
+            if j == k:
+                break
+        free_rank += 1
+    return out
+
+
+cdef inline int position_of(const Geometry* g, uint64_t idx, int wm, int wk, int bm, int bk,
+                            const Dims* d, Pos* p) noexcept nogil:
+    """The White-to-move position of index idx; 0 when the index is invalid (men overlap)."""
+    cdef int ranks[8]
+    cdef int i
+    cdef uint64_t ibk = idx % d.nbk
+    idx //= d.nbk
+    cdef uint64_t iwk = idx % d.nwk
+    idx //= d.nwk
+    cdef uint64_t ibm = idx % d.nbm
+    cdef uint64_t iwm = idx // d.nbm
+    cdef uint64_t wmen = 0, bmen = 0, wkings, bkings
+    _unrank(iwm, wm, ranks)
+    for i in range(wm):
+        wmen |= (<uint64_t>1) << g.bit_of[ranks[i] + g.half]
+    _unrank(ibm, bm, ranks)
+    for i in range(bm):
+        bmen |= (<uint64_t>1) << g.bit_of[ranks[i]]
+    if wmen & bmen:
+        return 0
+    _unrank(iwk, wk, ranks)
+    wkings = _place_free(g, wmen | bmen, ranks, wk)
+    _unrank(ibk, bk, ranks)
+    bkings = _place_free(g, wmen | bmen | wkings, ranks, bk)
+    p.pieces[WHITE] = wmen | wkings
+    p.pieces[BLACK] = bmen | bkings
+    p.kings = wkings | bkings
+    p.side = WHITE
+    return 1
+
+
+cdef inline uint64_t _flip_bits(const Geometry* g, uint64_t b) noexcept nogil:
+    cdef uint64_t out = 0
+    cdef int x
+    while b:
+        x = egtb_lsb(b)
+        b &= b - 1
+        out |= (<uint64_t>1) << g.flip[x]
+    return out
+
+
+cdef inline void normalise(const Geometry* g, const Pos* p, Pos* out) noexcept nogil:
+    """The position with White to move: Black-to-move positions turned and recoloured."""
+    if p.side == WHITE:
+        out[0] = p[0]
+        return
+    out.pieces[WHITE] = _flip_bits(g, p.pieces[BLACK])
+    out.pieces[BLACK] = _flip_bits(g, p.pieces[WHITE])
+    out.kings = _flip_bits(g, p.kings)
+    out.side = WHITE
+
+
+ctypedef struct Lookup:
+    const Geometry* g
+    uint8_t** tables     # per signature id, NULL when not loaded
+    Dims* dims           # per signature id
+
+
+cdef inline int lookup(const Lookup* lk, const Pos* child) noexcept nogil:
+    """Value of a child position (any side to move) from the side to move's view; -1 when
+    its table is missing."""
+    cdef Pos n
+    normalise(lk.g, child, &n)
+    cdef uint64_t wk = n.pieces[WHITE] & n.kings
+    cdef uint64_t bk = n.pieces[BLACK] & n.kings
+    cdef int nwk = egtb_popcount(wk)
+    cdef int nbk = egtb_popcount(bk)
+    cdef int nwm = egtb_popcount(n.pieces[WHITE]) - nwk
+    cdef int nbm = egtb_popcount(n.pieces[BLACK]) - nbk
+    if nwm + nwk == 0:
+        return 2            # no pieces: lost, nothing left to play
+    if nbm + nbk == 0:
+        return 1            # cannot happen after a legal move; a won position
+    if nwm >= MAXN or nwk >= MAXN or nbm >= MAXN or nbk >= MAXN:
+        return -1
+    cdef int s = sig_id(nwm, nwk, nbm, nbk)
+    if lk.tables[s] == NULL:
+        return -1
+    return lk.tables[s][index_of(lk.g, &n, nwm, nwk, nbm, nbk, &lk.dims[s])]
+
+
+cdef inline int is_win(int v) noexcept nogil:
+    return v != INVALID and (v & 1) == 1
+
+
+cdef inline int is_loss(int v) noexcept nogil:
+    return v != INVALID and v >= 2 and (v & 1) == 0
+
+
+cdef inline int plies(int v) noexcept nogil:
+    return v if v & 1 else v - 2
+
+
+ctypedef struct Job:
+    int wm, wk, bm, bk           # slice A (White to move); B is its colour partner
+    uint8_t* a
+    uint8_t* b                   # == a when the slice is its own partner
+    uint64_t* progress           # positions examined so far (read by the progress display)
+    int passes
+    int error                    # 1: a successor's table is missing, 2: distance overflow
+
+
+cdef enum:
+    KEEP = 256                   # pending: still unresolved, look again next pass
+    SETTLED = 257                # pending: unresolved, and no pass can change that (a draw)
+
+
+cdef int _evaluate(const Rules* r, const Lookup* lk, const Pos* p, const uint8_t* partner,
+                   int pw, int pk, int qm, int qk, const Dims* pd, int k,
+                   int* n_in) noexcept nogil:
+    """Pass k's verdict for p: a value, or -2 unresolved (-3 missing table, -4 overflow).
+
+    partner is the table of the in-slice successors (signature qm, qk, pw, pk once the turn
+    passes); only its entries with a distance below k count, so that everything resolved in
+    pass k has distance k (losses in 0, positions without moves, are set before pass 1).
+    """
+    cdef MoveList ml
+    cdef Pos child, n
+    cdef int i, v, d
+    cdef int best_win = 100000
+    cdef int worst_loss = -1
+    cdef int all_known_wins = 1
+    n_in[0] = 0
+    generate(r, p, &ml, NULL)
+    if ml.count == 0:
+        return 2
+    for i in range(ml.count):
+        make_move(p, &ml.moves[i], &child)
+        if ml.moves[i].ncapt or ml.moves[i].promote:
+            v = lookup(lk, &child)
+            if v < 0 or v == INVALID:
+                return -3
+            d = 0
+        else:
+            n_in[0] += 1
+            normalise(lk.g, &child, &n)
+            v = partner[index_of(lk.g, &n, qm, qk, pw, pk, pd)]
+            if v == DRAW:
+                all_known_wins = 0
+                continue
+            d = plies(v)
+            if d >= k:
+                all_known_wins = 0
+                continue
+        if is_loss(v):
+            if d < best_win:
+                best_win = d
+        elif is_win(v):
+            if d > worst_loss:
+                worst_loss = d
+        else:
+            all_known_wins = 0
+    if best_win < 100000:
+        if best_win + 1 > MAX_PLIES + 1:
+            return -4
+        return best_win + 1
+    if all_known_wins:
+        if worst_loss + 1 > MAX_PLIES:
+            return -4
+        return worst_loss + 1 + 2
+    return -2
+
+
+cdef int _solve_side(const Rules* r, const Lookup* lk, uint8_t* t, const uint8_t* partner,
+                     int wm, int wk, int bm, int bk, uint32_t* work, uint64_t* nwork,
+                     int k, Job* job, uint16_t* pending) noexcept nogil:
+    """Pass k over the unresolved positions of one table: returns how many it resolved (-1 on
+    error). Results are written after the pass, so the pass reads only older values."""
+    cdef const Dims* d = &lk.dims[sig_id(wm, wk, bm, bk)]
+    cdef const Dims* pd = &lk.dims[sig_id(bm, bk, wm, wk)]
+    cdef uint64_t i, keep = 0, idx
+    cdef int v, n_in, changed = 0
+    cdef Pos p
+    for i in range(nwork[0]):
+        idx = work[i]
+        position_of(lk.g, idx, wm, wk, bm, bk, d, &p)
+        v = _evaluate(r, lk, &p, partner, wm, wk, bm, bk, pd, k, &n_in)
+        job.progress[0] += 1
+        if v == -3:
+            job.error = 1
+            return -1
+        if v == -4:
+            job.error = 2
+            return -1
+        if v >= 0:
+            pending[i] = <uint16_t>v
+            changed += 1
+        elif n_in == 0:
+            pending[i] = SETTLED  # every move leaves the slice and none wins or loses
+        else:
+            pending[i] = KEEP
+    for i in range(nwork[0]):
+        if pending[i] < KEEP:
+            t[work[i]] = <uint8_t>pending[i]
+        elif pending[i] == KEEP:
+            work[keep] = work[i]
+            keep += 1
+    nwork[0] = keep
+    return changed
+
+
+cdef int _fill_work(const Rules* r, const Lookup* lk, uint8_t* t, int wm, int wk, int bm,
+                    int bk, uint32_t* work, uint64_t* nwork, Job* job) noexcept nogil:
+    """Mark invalid entries and positions without moves (lost in 0); list the rest."""
+    cdef const Dims* d = &lk.dims[sig_id(wm, wk, bm, bk)]
+    cdef uint64_t idx, n = 0
+    cdef Pos p
+    cdef MoveList ml
+    for idx in range(d.total):
+        if not position_of(lk.g, idx, wm, wk, bm, bk, d, &p):
+            t[idx] = INVALID
+            continue
+        generate(r, &p, &ml, NULL)
+        job.progress[0] += 1
+        if ml.count == 0:
+            t[idx] = 2
+            continue
+        t[idx] = DRAW
+        work[n] = <uint32_t>idx
+        n += 1
+    nwork[0] = n
+    return 0
+
+
+cdef int solve_job(const Rules* r, const Lookup* lk, Job* job) noexcept nogil:
+    """Solve slice A and its colour partner B together (quiet moves lead from one to the
+    other; captures and crownings into tables already in lk)."""
+    cdef int same = job.a == job.b
+    cdef const Dims* da = &lk.dims[sig_id(job.wm, job.wk, job.bm, job.bk)]
+    cdef const Dims* db = &lk.dims[sig_id(job.bm, job.bk, job.wm, job.wk)]
+    cdef uint32_t* wa = <uint32_t*>malloc(da.total * sizeof(uint32_t) + 4)
+    cdef uint32_t* wb = NULL
+    cdef uint16_t* pa = <uint16_t*>malloc(da.total * sizeof(uint16_t) + 2)
+    cdef uint16_t* pb = NULL
+    cdef uint64_t na = 0, nb = 0
+    cdef int k = 0, ca, cb = 0, ok = 0
+    if not same:
+        wb = <uint32_t*>malloc(db.total * sizeof(uint32_t) + 4)
+        pb = <uint16_t*>malloc(db.total * sizeof(uint16_t) + 2)
+    if wa == NULL or pa == NULL or (not same and (wb == NULL or pb == NULL)):
+        job.error = 3
+        free(wa); free(wb); free(pa); free(pb)
+        return -1
+    _fill_work(r, lk, job.a, job.wm, job.wk, job.bm, job.bk, wa, &na, job)
+    if not same:
+        _fill_work(r, lk, job.b, job.bm, job.bk, job.wm, job.wk, wb, &nb, job)
+    while True:
+        k += 1
+        ca = _solve_side(r, lk, job.a, job.b, job.wm, job.wk, job.bm, job.bk, wa, &na, k,
+                         job, pa)
+        if ca < 0:
+            break
+        if not same:
+            cb = _solve_side(r, lk, job.b, job.a, job.bm, job.bk, job.wm, job.wk, wb, &nb, k,
+                             job, pb)
+            if cb < 0:
+                break
+        job.passes = k
+        if ca == 0 and cb == 0:
+            ok = 1
+            break
+    free(wa); free(wb); free(pa); free(pb)
+    return 0 if ok else -1
+
+
+# ---------------------------------------------------------------------------------------
+# Python interface
+
+
+cdef class Solver:
+    """The tables of one rule set in memory (numpy uint8 arrays by signature) and the C
+    solver over them. Tables are registered with ``add``; ``solve`` fills a colour pair."""
+
+    cdef Rules rules
+    cdef Geometry geo
+    cdef uint8_t* tables[4096]
+    cdef Dims dims[4096]
+    cdef object _arrays
+    cdef Lookup lk
+
+    def __init__(self, CoreRules core):
+        cdef int wm, wk, bm, bk
+        self.rules = core.rules
+        _init_geometry(&self.geo, &self.rules)
+        self._arrays = {}
+        for wm in range(MAXN):
+            for wk in range(MAXN):
+                for bm in range(MAXN):
+                    for bk in range(MAXN):
+                        self.tables[sig_id(wm, wk, bm, bk)] = NULL
+                        if wm + bm <= self.geo.nsq - self.geo.half and wm + bm + wk + bk <= self.geo.nsq:
+                            _dims(&self.geo, wm, wk, bm, bk, &self.dims[sig_id(wm, wk, bm, bk)])
+                        else:
+                            memset(&self.dims[sig_id(wm, wk, bm, bk)], 0, sizeof(Dims))
+        self.lk.g = &self.geo
+        self.lk.tables = self.tables
+        self.lk.dims = self.dims
+
+    def slice_size(self, int wm, int wk, int bm, int bk) -> int:
+        """Entries of a slice's index (invalid ones with overlapping men included)."""
+        _check_sig(wm, wk, bm, bk)
+        return self.dims[sig_id(wm, wk, bm, bk)].total
+
+    def add(self, tuple sig, const uint8_t[::1] table):
+        """Register a solved (or to-be-solved) table for signature (wm, wk, bm, bk)."""
+        cdef int wm = sig[0], wk = sig[1], bm = sig[2], bk = sig[3]
+        _check_sig(wm, wk, bm, bk)
+        if <uint64_t>table.shape[0] != self.dims[sig_id(wm, wk, bm, bk)].total:
+            raise ValueError(f"table for {sig} has {table.shape[0]} entries, expected "
+                             f"{self.dims[sig_id(wm, wk, bm, bk)].total}")
+        self._arrays[sig] = table
+        self.tables[sig_id(wm, wk, bm, bk)] = <uint8_t*>&table[0] if table.shape[0] else NULL
+
+    def has(self, tuple sig) -> bool:
+        return sig in self._arrays
+
+    def solve(self, tuple sig, uint8_t[::1] a, uint8_t[::1] b, uint64_t[::1] progress,
+              int slot):
+        """Solve slice sig and its colour partner (b is a when the slice is its own partner);
+        progress[slot] counts the positions examined. Returns the number of passes."""
+        cdef Job job
+        cdef int rc
+        job.wm = sig[0]; job.wk = sig[1]; job.bm = sig[2]; job.bk = sig[3]
+        job.a = &a[0]
+        job.b = &b[0]
+        job.progress = &progress[slot]
+        job.passes = 0
+        job.error = 0
+        self.add(sig, a)
+        self.add((job.bm, job.bk, job.wm, job.wk), b)
+        with nogil:
+            rc = solve_job(&self.rules, &self.lk, &job)
+        if rc != 0:
+            if job.error == 1:
+                raise RuntimeError(f"slice {sig}: a capture or crowning leads to a table that "
+                                   "is not built yet")
+            if job.error == 2:
+                raise RuntimeError(f"slice {sig}: a distance exceeds {MAX_PLIES} plies")
+            raise MemoryError(f"slice {sig}: out of memory")
+        return job.passes
+
+    def verify(self, tuple sig, uint64_t[::1] progress, int slot):
+        """Check every entry of a registered slice against its successors; returns the number
+        of entries that disagree (and the first one's index, or -1)."""
+        cdef int wm = sig[0], wk = sig[1], bm = sig[2], bk = sig[3]
+        cdef uint64_t bad = 0
+        cdef int64_t first = -1
+        _check_sig(wm, wk, bm, bk)
+        if self.tables[sig_id(wm, wk, bm, bk)] == NULL or self.tables[sig_id(bm, bk, wm, wk)] == NULL:
+            raise ValueError(f"slice {sig} or its colour partner is not loaded")
+        cdef uint64_t* slot_ptr = &progress[slot]
+        with nogil:
+            bad = _verify(&self.rules, &self.lk, wm, wk, bm, bk, &first, slot_ptr)
+        return bad, first
+
+    cdef uint64_t _bits(self, uint64_t squares):
+        cdef uint64_t out = 0
+        cdef int s
+        while squares:
+            s = egtb_lsb(squares)
+            squares &= squares - 1
+            if s >= self.geo.nsq:
+                raise ValueError(f"square {s} is off the board")
+            out |= (<uint64_t>1) << self.geo.bit_of[s]
+        return out
+
+    cdef uint64_t _squares(self, uint64_t bits) noexcept:
+        cdef uint64_t out = 0
+        cdef int b
+        while bits:
+            b = egtb_lsb(bits)
+            bits &= bits - 1
+            out |= (<uint64_t>1) << self.geo.sq_of[b]
+        return out
+
+    cdef int _load(self, Pos* p, uint64_t white, uint64_t black, uint64_t kings,
+                   bint white_to_move) except -1:
+        p.pieces[WHITE] = self._bits(white)
+        p.pieces[BLACK] = self._bits(black)
+        p.kings = self._bits(kings)
+        p.side = WHITE if white_to_move else BLACK
+        return 0
+
+    def index(self, uint64_t white, uint64_t black, uint64_t kings, bint white_to_move):
+        """(signature, index) of a position (square masks) in its White-to-move slice;
+        (None, 0) when a side has no pieces."""
+        cdef Pos p, n
+        self._load(&p, white, black, kings, white_to_move)
+        normalise(&self.geo, &p, &n)
+        cdef int nwk = egtb_popcount(n.pieces[WHITE] & n.kings)
+        cdef int nbk = egtb_popcount(n.pieces[BLACK] & n.kings)
+        cdef int nwm = egtb_popcount(n.pieces[WHITE]) - nwk
+        cdef int nbm = egtb_popcount(n.pieces[BLACK]) - nbk
+        if nwm + nwk == 0 or nbm + nbk == 0:
+            return None, 0
+        if max(nwm, nwk, nbm, nbk) >= MAXN:
+            return (nwm, nwk, nbm, nbk), -1
+        if (n.pieces[WHITE] & ~n.kings & self.rules.promo[WHITE]) or (
+                n.pieces[BLACK] & ~n.kings & self.rules.promo[BLACK]):
+            raise ValueError("a man stands on its own crowning row")
+        return ((nwm, nwk, nbm, nbk),
+                index_of(&self.geo, &n, nwm, nwk, nbm, nbk, &self.dims[sig_id(nwm, nwk, nbm, nbk)]))
+
+    def position(self, tuple sig, uint64_t idx):
+        """The White-to-move position (white, black, kings square masks) of an index, or None
+        for an invalid entry."""
+        cdef Pos p
+        cdef int wm = sig[0], wk = sig[1], bm = sig[2], bk = sig[3]
+        _check_sig(wm, wk, bm, bk)
+        if idx >= self.dims[sig_id(wm, wk, bm, bk)].total:
+            raise IndexError(idx)
+        if not position_of(&self.geo, idx, wm, wk, bm, bk, &self.dims[sig_id(wm, wk, bm, bk)], &p):
+            return None
+        return (self._squares(p.pieces[WHITE]), self._squares(p.pieces[BLACK]),
+                self._squares(p.kings))
+
+    def probe(self, uint64_t white, uint64_t black, uint64_t kings, bint white_to_move):
+        """Stored value byte of a position (square masks) from the tables registered here,
+        or -1 when its table is not registered."""
+        cdef Pos p
+        self._load(&p, white, black, kings, white_to_move)
+        return lookup(&self.lk, &p)
+
+
+cdef uint64_t _verify(const Rules* r, const Lookup* lk, int wm, int wk, int bm, int bk,
+                      int64_t* first, uint64_t* slot) noexcept nogil:
+    """Entries whose value is not the one their successors give (a full pass with every
+    successor's final value: a draw needs a drawn successor and no lost one)."""
+    cdef int s = sig_id(wm, wk, bm, bk)
+    cdef const Dims* d = &lk.dims[s]
+    cdef uint8_t* t = lk.tables[s]
+    cdef uint64_t idx, bad = 0
+    cdef Pos p, child
+    cdef MoveList ml
+    cdef int i, v, stored, best_win, worst_loss, any_draw, dd
+    for idx in range(d.total):
+        slot[0] = idx + 1
+        if not position_of(lk.g, idx, wm, wk, bm, bk, d, &p):
+            continue
+        stored = t[idx]
+        generate(r, &p, &ml, NULL)
+        best_win = 100000
+        worst_loss = -1
+        any_draw = 0
+        v = 0
+        for i in range(ml.count):
+            make_move(&p, &ml.moves[i], &child)
+            v = lookup(lk, &child)
+            if v < 0 or v == INVALID:
+                any_draw = -1000
+                break
+            dd = 0 if (ml.moves[i].ncapt or ml.moves[i].promote) else plies(v)
+            if v == DRAW:
+                any_draw = 1
+            elif is_loss(v):
+                if dd < best_win:
+                    best_win = dd
+            elif dd > worst_loss:
+                worst_loss = dd
+        if any_draw < 0:
+            v = -1
+        elif ml.count == 0:
+            v = 2
+        elif best_win < 100000:
+            v = best_win + 1
+        elif any_draw:
+            v = DRAW
+        else:
+            v = worst_loss + 1 + 2
+        if v != stored:
+            if first[0] < 0:
+                first[0] = <int64_t>idx
+            bad += 1
+    return bad
+
+
+def _check_sig(int wm, int wk, int bm, int bk):
+    if min(wm, wk, bm, bk) < 0 or max(wm, wk, bm, bk) >= MAXN:
+        raise ValueError(f"material ({wm}, {wk}, {bm}, {bk}) out of range 0..{MAXN - 1}")
+
+
+def fill_invalid(uint8_t[::1] table):
+    """Replace invalid entries by the value before them, so runs get longer (they are never
+    probed); returns the number replaced."""
+    cdef uint64_t i, n = 0
+    cdef uint8_t last = DRAW
+    with nogil:
+        for i in range(<uint64_t>table.shape[0]):
+            if table[i] == INVALID:
+                table[i] = last
+                n += 1
+            else:
+                last = table[i]
+    return n

@@ -1,0 +1,156 @@
+"""Building the databases of one rule set: every slice up to N pieces, in dependency order.
+
+Slices already on disk (and valid) are loaded instead of solved, so an interrupted build
+resumes where it stopped. The pairs of one level (same pieces and men) are independent and
+run on ``workers`` threads; the solver releases the GIL.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import groupby
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .._core import compiled, core_rules
+from ..variants import Variant
+from .material import Material, level, pairs
+from .paths import variant_dir
+from .storage import SUFFIX, EgtbError, TableFile, write_table
+
+_egtb = compiled("egtb")
+
+#: the largest piece count the index handles (men and kings of one kind below 8)
+MAX_PIECES = 7
+
+
+@dataclass
+class BuildProgress:
+    """What a build has done so far (``examined`` counts every pass over every position)."""
+
+    slices_done: int = 0
+    slices_total: int = 0
+    examined: int = 0
+    entries: int = 0
+    bytes_written: int = 0
+    loaded: int = 0
+    seconds: float = 0.0
+    current: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        """Positions examined per second."""
+        return self.examined / self.seconds if self.seconds > 0 else 0.0
+
+
+def solver(variant: Variant):
+    """A fresh C solver for a rule set (tables are registered on it)."""
+    if not variant.forced_capture:
+        raise EgtbError("endgame databases are built for the official rules (captures forced)")
+    return _egtb.Solver(core_rules(variant))
+
+
+def table_path(directory: Path, material: Material) -> Path:
+    return directory / f"{material.name}{SUFFIX}"
+
+
+def load_into(s, directory: Path, variant: Variant, material: Material) -> TableFile | None:
+    """Register a slice's table from its file when the file exists (checked)."""
+    path = table_path(directory, material)
+    if not path.exists():
+        return None
+    f = TableFile(path, variant.name, material, s.slice_size(*material))
+    s.add(tuple(material), f.table())
+    return f
+
+
+def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | None" = None,
+          workers: int = 1, on_progress: Callable[[BuildProgress], None] | None = None,
+          interval: float = 0.5) -> BuildProgress:
+    """Build (or finish building) every slice with up to ``pieces`` pieces; returns totals."""
+    if not 2 <= pieces <= MAX_PIECES:
+        raise EgtbError(f"pieces must be between 2 and {MAX_PIECES}, not {pieces}")
+    if workers < 1:
+        raise EgtbError("workers must be at least 1")
+    folder = variant_dir(directory, variant.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    s = solver(variant)
+    todo = list(pairs(pieces))
+    progress = BuildProgress(slices_total=len(todo))
+    counters = np.zeros(max(workers, 1), dtype=np.uint64)
+    lock = threading.Lock()
+    start = time.perf_counter()
+    base_examined = 0
+
+    def report() -> None:
+        progress.seconds = time.perf_counter() - start
+        progress.examined = base_examined + int(counters.sum())
+        if on_progress is not None:
+            on_progress(progress)
+
+    free_slots = list(range(workers))
+
+    def run(m: Material) -> tuple[Material, int]:
+        with lock:
+            slot = free_slots.pop()
+            progress.current.append(m.name)
+        try:
+            p = m.partner
+            a = np.zeros(s.slice_size(*m), dtype=np.uint8)
+            b = a if p == m else np.zeros(s.slice_size(*p), dtype=np.uint8)
+            s.solve(tuple(m), a, b, counters, slot)
+            written = 0
+            for mat, t in ((m, a), (p, b)) if p != m else ((m, a),):
+                out = t.copy()
+                _egtb.fill_invalid(out)
+                written += write_table(table_path(folder, mat), variant.name, mat, out)
+            return m, written
+        finally:
+            with lock:
+                progress.current.remove(m.name)
+                free_slots.append(slot)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for _key, group in groupby(todo, key=level):
+            jobs = []
+            for m in group:
+                if _load_pair(s, folder, variant, m):
+                    progress.loaded += 1
+                    progress.slices_done += 1
+                    continue
+                jobs.append(pool.submit(run, m))
+                progress.entries += s.slice_size(*m) + (
+                    s.slice_size(*m.partner) if m.partner != m else 0)
+            while jobs:
+                pending = [j for j in jobs if not j.done()]
+                for j in [j for j in jobs if j.done()]:
+                    _m, written = j.result()  # raises the worker's error here
+                    progress.bytes_written += written
+                    progress.slices_done += 1
+                    jobs.remove(j)
+                if pending:
+                    # counters are per slot; fold a finished job's count into the base
+                    report()
+                    time.sleep(interval)
+            base_examined += int(counters.sum())
+            counters[:] = 0
+    report()
+    return progress
+
+
+def _load_pair(s, folder: Path, variant: Variant, m: Material) -> bool:
+    """Load a finished pair from disk; False when either file is missing."""
+    mats = (m, m.partner) if m.partner != m else (m,)
+    if not all(table_path(folder, x).exists() for x in mats):
+        return False
+    for x in mats:
+        f = load_into(s, folder, variant, x)
+        if f is not None:
+            f.close()
+    return True
