@@ -15,8 +15,8 @@ crowning row, black men over the squares outside Black's crowning row (indexed
 independently, "with gaps": overlapping men are invalid entries), then white kings over the
 squares no man holds, then black kings over the squares still free.
 
-Values (one byte): 0 draw, odd d a win in d plies, even v >= 2 a loss in v - 2 plies, 255 an
-invalid entry. A ply count is the distance to the next conversion (a capture or a crowning)
+Values (one byte): 0 draw, 1..127 a win in that many plies, 128 + d a loss in d plies
+(d <= 126), 255 an invalid entry. A ply count is the distance to the next conversion (a capture or a crowning)
 with the winner hurrying and the loser delaying, or to the end of the game.
 """
 
@@ -46,7 +46,9 @@ cdef enum:
     NSIG = 4096         # MAXN ** 4
     INVALID = 255
     DRAW = 0
-    MAX_PLIES = 252     # longest distance a byte holds
+    LOSS0 = 128         # lost in 0 plies: no legal move
+    MAX_WIN = 127       # longest win a byte holds
+    MAX_LOSS = 126      # longest loss a byte holds
 
 cdef uint64_t BINOM[65][9]
 
@@ -242,7 +244,7 @@ cdef inline int lookup(const Lookup* lk, const Pos* child) noexcept nogil:
     cdef int nwm = egtb_popcount(n.pieces[WHITE]) - nwk
     cdef int nbm = egtb_popcount(n.pieces[BLACK]) - nbk
     if nwm + nwk == 0:
-        return 2            # no pieces: lost, nothing left to play
+        return LOSS0        # no pieces: lost, nothing left to play
     if nbm + nbk == 0:
         return 1            # cannot happen after a legal move; a won position
     if nwm >= MAXN or nwk >= MAXN or nbm >= MAXN or nbk >= MAXN:
@@ -254,15 +256,15 @@ cdef inline int lookup(const Lookup* lk, const Pos* child) noexcept nogil:
 
 
 cdef inline int is_win(int v) noexcept nogil:
-    return v != INVALID and (v & 1) == 1
+    return 1 <= v <= MAX_WIN
 
 
 cdef inline int is_loss(int v) noexcept nogil:
-    return v != INVALID and v >= 2 and (v & 1) == 0
+    return LOSS0 <= v < INVALID
 
 
 cdef inline int plies(int v) noexcept nogil:
-    return v if v & 1 else v - 2
+    return v if v < LOSS0 else v - LOSS0
 
 
 ctypedef struct Job:
@@ -297,7 +299,7 @@ cdef int _evaluate(const Rules* r, const Lookup* lk, const Pos* p, const uint8_t
     n_in[0] = 0
     generate(r, p, &ml, NULL)
     if ml.count == 0:
-        return 2
+        return LOSS0
     for i in range(ml.count):
         make_move(p, &ml.moves[i], &child)
         if ml.moves[i].ncapt or ml.moves[i].promote:
@@ -325,13 +327,13 @@ cdef int _evaluate(const Rules* r, const Lookup* lk, const Pos* p, const uint8_t
         else:
             all_known_wins = 0
     if best_win < 100000:
-        if best_win + 1 > MAX_PLIES + 1:
+        if best_win + 1 > MAX_WIN:
             return -4
         return best_win + 1
     if all_known_wins:
-        if worst_loss + 1 > MAX_PLIES:
+        if worst_loss + 1 > MAX_LOSS:
             return -4
-        return worst_loss + 1 + 2
+        return LOSS0 + worst_loss + 1
     return -2
 
 
@@ -387,7 +389,7 @@ cdef int _fill_work(const Rules* r, const Lookup* lk, uint8_t* t, int wm, int wk
         generate(r, &p, &ml, NULL)
         job.progress[0] += 1
         if ml.count == 0:
-            t[idx] = 2
+            t[idx] = LOSS0
             continue
         t[idx] = DRAW
         work[n] = <uint32_t>idx
@@ -509,7 +511,7 @@ cdef class Solver:
                 raise RuntimeError(f"slice {sig}: a capture or crowning leads to a table that "
                                    "is not built yet")
             if job.error == 2:
-                raise RuntimeError(f"slice {sig}: a distance exceeds {MAX_PLIES} plies")
+                raise RuntimeError(f"slice {sig}: a distance exceeds {MAX_LOSS} plies")
             raise MemoryError(f"slice {sig}: out of memory")
         return job.passes
 
@@ -634,13 +636,13 @@ cdef uint64_t _verify(const Rules* r, const Lookup* lk, int wm, int wk, int bm, 
         if any_draw < 0:
             v = -1
         elif ml.count == 0:
-            v = 2
+            v = LOSS0
         elif best_win < 100000:
             v = best_win + 1
         elif any_draw:
             v = DRAW
         else:
-            v = worst_loss + 1 + 2
+            v = LOSS0 + worst_loss + 1
         if v != stored:
             if first[0] < 0:
                 first[0] = <int64_t>idx

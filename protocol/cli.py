@@ -19,6 +19,7 @@ from engine.move import Move
 from engine.notation import write_pdn
 from engine.squares import square_number
 from engine.variants import Variant, get_variant, variant_names
+from protocol.egtb_cli import add_egtb
 from protocol.training.cli import add_selfplay, add_tune
 
 __all__ = ["main", "build_parser"]
@@ -512,7 +513,7 @@ def _run_match(args: argparse.Namespace) -> int:
 
 
 _COMMANDS: list[Callable] = [_add_perft, _add_analyse, _add_bench, _add_hub, _add_dxp, _add_play,
-                             _add_match, add_selfplay, add_tune]
+                             _add_match, add_selfplay, add_tune, add_egtb]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
@@ -72,8 +72,13 @@ def load_into(s, directory: Path, variant: Variant, material: Material) -> Table
 
 def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | None" = None,
           workers: int = 1, on_progress: Callable[[BuildProgress], None] | None = None,
-          interval: float = 0.5) -> BuildProgress:
-    """Build (or finish building) every slice with up to ``pieces`` pieces; returns totals."""
+          interval: float = 0.5,
+          only: Callable[[Material], bool] | None = None) -> BuildProgress:
+    """Build (or finish building) every slice with up to ``pieces`` pieces; returns totals.
+
+    ``only`` restricts the build to the slices it accepts; it must accept everything those
+    depend on (kings-only endings, for example, need only kings-only endings).
+    """
     if not 2 <= pieces <= MAX_PIECES:
         raise EgtbError(f"pieces must be between 2 and {MAX_PIECES}, not {pieces}")
     if workers < 1:
@@ -81,7 +86,7 @@ def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | No
     folder = variant_dir(directory, variant.name)
     folder.mkdir(parents=True, exist_ok=True)
     s = solver(variant)
-    todo = list(pairs(pieces))
+    todo = [m for m in pairs(pieces) if only is None or only(m)]
     progress = BuildProgress(slices_total=len(todo))
     counters = np.zeros(max(workers, 1), dtype=np.uint64)
     lock = threading.Lock()
@@ -128,16 +133,13 @@ def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | No
                 progress.entries += s.slice_size(*m) + (
                     s.slice_size(*m.partner) if m.partner != m else 0)
             while jobs:
-                pending = [j for j in jobs if not j.done()]
-                for j in [j for j in jobs if j.done()]:
+                finished, _ = wait(jobs, timeout=interval, return_when=FIRST_COMPLETED)
+                for j in finished:
                     _m, written = j.result()  # raises the worker's error here
                     progress.bytes_written += written
                     progress.slices_done += 1
                     jobs.remove(j)
-                if pending:
-                    # counters are per slot; fold a finished job's count into the base
-                    report()
-                    time.sleep(interval)
+                report()
             base_examined += int(counters.sum())
             counters[:] = 0
     report()

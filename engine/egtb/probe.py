@@ -25,6 +25,8 @@ from .paths import variant_dir
 from .storage import SUFFIX, EgtbError, TableFile
 
 WIN, DRAW, LOSS = 1, 0, -1
+#: stored byte of a loss in 0 plies (see storage.py)
+LOSS_BASE = 128
 
 
 class EgtbValue(NamedTuple):
@@ -38,9 +40,9 @@ class EgtbValue(NamedTuple):
     def from_byte(cls, v: int) -> "EgtbValue":
         if v == 0:
             return cls(DRAW, 0)
-        if v & 1:
+        if v < LOSS_BASE:
             return cls(WIN, v)
-        return cls(LOSS, v - 2)
+        return cls(LOSS, v - LOSS_BASE)
 
     def within(self, limit: int | None) -> "EgtbValue":
         """This value when a draw rule ends the game after ``limit`` more plies: a win (or a

@@ -32,9 +32,9 @@ from .material import Material
 
 MAGIC = b"DAMKAEGT"
 VERSION = 1
-#: value kind 1: one byte, 0 draw, odd d = win in d plies, even v >= 2 = loss in v - 2 plies,
+#: value kind 2: one byte, 0 draw, 1..127 a win in that many plies, 128 + d a loss in d plies,
 #: plies counted to the next capture or crowning (see docs/egtb.md)
-KIND_DTC = 1
+KIND_DTC = 2
 BLOCK = 4096
 SUFFIX = ".egtb"
 _HEAD = struct.Struct("<8sH16s4BBBIQII")

@@ -1,0 +1,156 @@
+"""The ``damka egtb`` command: ``build``, ``probe`` and ``verify`` endgame databases.
+
+The work is in ``engine.egtb``; this module reads the arguments, shows progress on stderr and
+prints results. Bad input raises ValueError (one line, exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engine.variants import get_variant, variant_names
+
+__all__ = ["add_egtb"]
+
+
+def _count(name: str, low: int, high: int):
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, not {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, not {value}")
+        return value
+    return read
+
+
+def add_egtb(subparsers) -> None:
+    from engine.egtb import MAX_PIECES
+
+    p = subparsers.add_parser(
+        "egtb",
+        help="build, probe and verify endgame databases",
+        description="Endgame databases: the game-theoretic value (win, draw, loss for the side "
+                    "to move, and plies to the next capture or crowning) of every position with "
+                    "up to N pieces. Files go to a per-user data directory unless --dir says "
+                    "otherwise (see docs/egtb.md).",
+    )
+    sub = p.add_subparsers(dest="egtb_command", metavar="ACTION", title="actions")
+    sub.required = True
+
+    def common(q: argparse.ArgumentParser, variant_required: bool = True) -> None:
+        q.add_argument("--variant", required=variant_required,
+                       help=f"rule set or alias ({', '.join(variant_names())})")
+        q.add_argument("--dir", default=None,
+                       help="database directory (default $DAMKA_EGTB or the per-user data "
+                            "directory, e.g. ~/.local/share/damka/egtb)")
+
+    b = sub.add_parser("build", help="build every slice up to N pieces (resumable)",
+                       description="Build the databases of one rule set up to N pieces. Slices "
+                                   "already on disk are checked and reused, so an interrupted "
+                                   "build goes on where it stopped.")
+    common(b)
+    b.add_argument("--pieces", type=_count("pieces", 2, MAX_PIECES), required=True,
+                   help=f"most pieces on the board, 2..{MAX_PIECES}")
+    b.add_argument("--workers", type=_count("workers", 1, 256), default=1,
+                   help="threads solving independent slices at once (default 1)")
+    b.set_defaults(run=_run_build)
+
+    q = sub.add_parser("probe", help="print the database value of a position",
+                       description="Print the value of a position and the moves that keep it.")
+    common(q)
+    q.add_argument("--fen", required=True, help="the position")
+    q.set_defaults(run=_run_probe)
+
+    v = sub.add_parser("verify", help="check every stored position against its successors",
+                       description="Check every stored value against the best of its "
+                                   "successors (all rule sets found, or --variant).")
+    common(v, variant_required=False)
+    v.set_defaults(run=_run_verify)
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from engine.egtb import build
+    from engine.egtb.paths import variant_dir
+
+    variant = get_variant(args.variant)
+    folder = variant_dir(args.dir, variant.name)
+    print(f"egtb build {variant.name} up to {args.pieces} pieces, {args.workers} worker(s), "
+          f"into {folder}", flush=True)
+    tty = sys.stderr.isatty()
+
+    def show(p) -> None:
+        width = 30
+        filled = int(width * p.slices_done / max(p.slices_total, 1))
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {p.slices_done}/{p.slices_total} "
+                f"slices  {p.examined:,} positions examined  {p.rate:,.0f}/s  "
+                f"{p.seconds:.0f} s  {' '.join(p.current)}")
+        if tty:
+            print(f"\r{line[:150]:<150}", end="", file=sys.stderr, flush=True)
+
+    result = build(variant, args.pieces, args.dir, args.workers, on_progress=show,
+                   interval=0.5 if tty else 5.0)
+    if tty:
+        print(file=sys.stderr)
+    size = sum(f.stat().st_size for f in folder.glob("*.egtb"))
+    print(f"done: {result.slices_done} slice pairs ({result.loaded} already built), "
+          f"{result.entries:,} new entries, {result.examined:,} positions examined in "
+          f"{result.seconds:.1f} s ({result.rate:,.0f}/s); {_human_bytes(size)} on disk")
+    return 0
+
+
+def _run_probe(args: argparse.Namespace) -> int:
+    from engine.board import Board
+    from engine.egtb import Tablebase
+
+    variant = get_variant(args.variant)
+    board = Board(variant, args.fen)
+    tb = Tablebase(variant, args.dir)
+    if not len(tb):
+        raise ValueError(f"no endgame databases for {variant.name} in {tb.folder}; "
+                         f"build them with: damka egtb build --variant {variant.name} --pieces N")
+    value = tb.probe(board.position)
+    if value is None:
+        raise ValueError(f"the position is not in the databases found in {tb.folder} "
+                         f"(complete up to {tb.pieces} pieces)")
+    print(f"{board.fen(compact=True)}: {value}")
+    if board.position.white | board.position.black and value.plies:
+        moves = tb.best_moves(board)
+        if moves:
+            print("keeps it: " + ", ".join(f"{board.pdn(m)} ({r.plies})" for m, r in moves))
+    return 0
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from engine.egtb import EgtbError, verify
+    from engine.egtb.paths import variant_dir
+    from engine.variants import VARIANTS
+
+    if args.variant is not None:
+        variants = [get_variant(args.variant)]
+    else:
+        variants = [v for v in VARIANTS if variant_dir(args.dir, v.name).is_dir()]
+        if not variants:
+            raise EgtbError(f"no endgame databases in {variant_dir(args.dir, '')}")
+    failures = 0
+    for variant in variants:
+        def show(c) -> None:
+            state = "ok" if c.bad == 0 else f"{c.bad} WRONG (first at index {c.first_bad})"
+            print(f"{variant.name:<14} {c.material.name:<12} {c.entries:>12,} entries "
+                  f"{c.seconds:>7.2f} s  {state}", flush=True)
+
+        checks = verify(variant, args.dir, on_slice=show)
+        failures += sum(c.bad for c in checks)
+    print("verify: all values agree with their successors" if not failures
+          else f"verify: {failures} values disagree")
+    return 0 if not failures else 1
