@@ -1,0 +1,412 @@
+"""Endgame databases: small builds (up to 3 pieces, kings-only 4-piece endings) checked
+against an independent fixpoint, a search over the reference generator, the storage round
+trip, corrupt files, known endings of the rule books and the command line."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from engine import _core, reference
+from engine.board import Board
+from engine.egtb import (DRAW, LOSS, WIN, EgtbError, Material, TableFile, Tablebase, build,
+                         verify)
+from engine.egtb.builder import solver
+from engine.egtb.storage import write_table
+from engine.position import Position
+from engine.squares import row_col
+from engine.variants import VARIANTS, get_variant
+from protocol.cli import main
+
+ALL = [v.name for v in VARIANTS]
+
+
+@pytest.fixture(scope="module")
+def db3(tmp_path_factory):
+    """Every rule set's databases up to 3 pieces, in one directory."""
+    root = tmp_path_factory.mktemp("egtb3")
+    for name in ALL:
+        build(get_variant(name), 3, root, workers=2)
+    return root
+
+
+def _kings_only_3v1(m: Material) -> bool:
+    return m.men == 0 and not (m.wk >= 2 and m.bk >= 2)
+
+
+@pytest.fixture(scope="module")
+def db_kings(tmp_path_factory):
+    """Russian three kings against one (and what they lead to)."""
+    root = tmp_path_factory.mktemp("egtbk")
+    build(get_variant("russian"), 4, root, workers=2, only=_kings_only_3v1)
+    return root
+
+
+def _quiet(variant, position: Position) -> bool:
+    """Neither side has a capture (tactics aside, the textbook rules speak of these)."""
+    for wtm in (True, False):
+        p = Position(position.white, position.black, position.kings, wtm)
+        if any(m[2] for m in _core.generate(variant, p)):
+            return False
+    return True
+
+
+def _slice_positions(variant, m: Material):
+    s = solver(variant)
+    for idx in range(s.slice_size(*m)):
+        masks = s.position(tuple(m), idx)
+        if masks is not None:
+            yield idx, Position(*masks, True)
+
+
+def _long_diagonal(variant) -> set[int]:
+    return {q for q in range(variant.squares) if sum(row_col(variant.size, q)) == variant.size - 1}
+
+
+# -- correctness of the solver -------------------------------------------------------------
+
+
+def _fixpoint(variant, tb: Tablebase, pair: tuple[Material, Material]) -> dict:
+    """Win/draw/loss of a slice pair by plain value iteration over the generator's moves,
+    with everything outside the pair taken from the databases (a second, simpler solver)."""
+    s = solver(variant)
+    nodes, succ = [], []
+    key = {}
+    for m in pair:
+        for idx, p in _slice_positions(variant, m):
+            key[(m, idx)] = len(nodes)
+            nodes.append((m, idx, p))
+    for m, idx, p in nodes:
+        out = []
+        for move in _core.generate(variant, p):
+            child = reference.play(variant, p, reference.RefMove(*move))
+            sig, cidx = s.index(child.white, child.black, child.kings, child.white_to_move)
+            if sig is None:
+                out.append((False, LOSS))
+            elif Material(*sig) in pair:
+                out.append((True, key[(Material(*sig), cidx)]))
+            else:
+                out.append((False, tb.probe(child).result))
+        succ.append(out)
+    result: list[int | None] = [None] * len(nodes)
+    changed = True
+    while changed:
+        changed = False
+        for n, out in enumerate(succ):
+            if result[n] is not None:
+                continue
+            values = [result[r] if inside else r for inside, r in out]
+            if not out or all(v == WIN for v in values):
+                result[n] = LOSS
+            elif any(v == LOSS for v in values):
+                result[n] = WIN
+            else:
+                continue
+            changed = True
+    return {(m, idx): (r if r is not None else DRAW) for (m, idx, _), r in zip(nodes, result)}
+
+
+@pytest.mark.parametrize("name,pair", [
+    ("english", (Material(0, 2, 0, 1), Material(0, 1, 0, 2))),
+    ("russian", (Material(0, 2, 0, 1), Material(0, 1, 0, 2))),
+    ("italian", (Material(1, 1, 0, 1), Material(0, 1, 1, 1))),
+    ("czech", (Material(2, 0, 1, 0), Material(1, 0, 2, 0))),
+])
+def test_values_equal_an_independent_fixpoint(db3, name, pair):
+    variant = get_variant(name)
+    tb = Tablebase(variant, db3)
+    expected = _fixpoint(variant, tb, pair)
+    s = solver(variant)
+    wrong = [(m, idx) for (m, idx), r in expected.items()
+             if tb.probe(Position(*s.position(tuple(m), idx), True)).result != r]
+    assert not wrong, f"{len(wrong)} of {len(expected)} differ, e.g. {wrong[:3]}"
+    assert {WIN, LOSS} <= set(expected.values())
+
+
+def _search(variant, position: Position, depth: int, memo: dict) -> int | None:
+    """Exact result if the game ends within ``depth`` plies whatever the loser does, else
+    None: full-width minimax over the reference generator (independent of the core)."""
+    k = (position, depth)
+    if k in memo:
+        return memo[k]
+    moves = reference.legal_moves(variant, position)
+    if not moves:
+        out: int | None = LOSS
+    elif depth == 0:
+        out = None
+    else:
+        children = [_search(variant, reference.play(variant, position, m), depth - 1, memo)
+                    for m in moves]
+        if any(c == LOSS for c in children):
+            out = WIN
+        elif all(c == WIN for c in children):
+            out = LOSS
+        else:
+            out = None
+    memo[k] = out
+    return out
+
+
+def _random_three(variant, rng: random.Random) -> Position:
+    """A random 3-piece position, half of them with Black to move (turned and recoloured)."""
+    s = solver(variant)
+    materials = [m for m in _materials(3) if m.pieces == 3]
+    n = variant.squares
+    while True:
+        m = rng.choice(materials)
+        masks = s.position(tuple(m), rng.randrange(s.slice_size(*m)))
+        if masks is None:
+            continue
+        if rng.random() < 0.5:
+            return Position(*masks, True)
+        turned = [sum(1 << (n - 1 - q) for q in range(n) if mask >> q & 1) for mask in masks]
+        return Position(turned[1], turned[0], turned[2], False)
+
+
+@lru_cache(maxsize=None)
+def _materials(n: int) -> tuple[Material, ...]:
+    from engine.egtb import signatures
+
+    return tuple(signatures(n))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_values_agree_with_a_search_over_the_reference_generator(db3, name):
+    variant = get_variant(name)
+    tb = Tablebase(variant, db3)
+    rng = random.Random(f"egtb-{name}")
+    memo: dict = {}
+    compared = 0
+    for _ in range(25 if variant.size == 10 else 60):
+        p = _random_three(variant, rng)
+        stored = tb.probe(p)
+        proven = _search(variant, p, 5, memo)
+        if proven is not None:
+            compared += 1
+            assert stored.result == proven, (Board(variant, p).fen(), stored, proven)
+    assert compared >= 5, f"only {compared} positions were decided by the search"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_values_agree_with_successors_from_the_reference_generator(db3, name):
+    """One ply with the reference generator's moves: each stored value is the best of its
+    successors' (captures and crownings reset the distance)."""
+    variant = get_variant(name)
+    tb = Tablebase(variant, db3)
+    rng = random.Random(f"succ-{name}")
+    for _ in range(150):
+        p = _random_three(variant, rng)
+        stored = tb.probe(p)
+        best = None
+        for move in reference.legal_moves(variant, p):
+            v = tb.probe(reference.play(variant, p, move))
+            result = -v.result
+            plies = 1 + (0 if (move.captured or move.promotes) else v.plies)
+            # a win is better the sooner it converts, a loss the later
+            key = (result, -plies if result == WIN else plies if result == LOSS else 0)
+            if best is None or key > best[0]:
+                best = (key, (result, plies if result != DRAW else 0))
+        expected = (LOSS, 0) if best is None else best[1]
+        assert (stored.result, stored.plies) == expected, Board(variant, p).fen()
+
+
+def test_verify_finds_every_stored_value_consistent(db3):
+    for name in ALL:
+        checks = verify(get_variant(name), db3)
+        assert checks and all(c.bad == 0 for c in checks)
+
+
+def test_verify_reports_a_wrong_value(db3, tmp_path):
+    variant = get_variant("english")
+    shutil.copytree(db3 / "english", tmp_path / "english")
+    m = Material(0, 2, 0, 1)
+    f = TableFile(tmp_path / "english" / f"{m.name}.egtb", "english")
+    table = f.table()
+    f.close()
+    idx = int(np.flatnonzero((table >= 1) & (table <= 127))[0])
+    table[idx] = 0
+    write_table(tmp_path / "english" / f"{m.name}.egtb", "english", m, table)
+    bad = {c.material: c for c in verify(variant, tmp_path)}[m]
+    assert bad.bad >= 1 and bad.first_bad == idx
+
+
+# -- storage -----------------------------------------------------------------------------
+
+
+def test_round_trip_build_compress_probe_equals_the_table(tmp_path):
+    variant = get_variant("brazilian")
+    build(variant, 2, tmp_path)
+    s = solver(variant)
+    for m in _materials(2):
+        s.add(tuple(m), TableFile(tmp_path / "brazilian" / f"{m.name}.egtb", "brazilian").table())
+    m = Material(1, 0, 0, 1)
+    a = np.zeros(s.slice_size(*m), dtype=np.uint8)
+    b = np.zeros(s.slice_size(*m.partner), dtype=np.uint8)
+    s.solve(tuple(m), a, b, np.zeros(1, dtype=np.uint64), 0)
+    path = tmp_path / "brazilian" / f"{m.name}.egtb"
+    write_table(path, "brazilian", m, a)
+    f = TableFile(path, "brazilian", m, len(a))
+    assert np.array_equal(f.table(), a)
+    assert all(f.value(i) == a[i] for i in range(0, len(a), 7))
+    write_table(tmp_path / "brazilian" / f"{m.partner.name}.egtb", "brazilian", m.partner, b)
+    tb = Tablebase(variant, tmp_path)
+    for idx, p in _slice_positions(variant, m):
+        v = tb.probe(p)
+        assert v.result == (DRAW if a[idx] == 0 else WIN if a[idx] < 128 else LOSS)
+    assert f.size < len(a)
+
+
+def _a_file(db3, tmp_path, name="russian") -> tuple:
+    shutil.copytree(db3 / name, tmp_path / name)
+    m = Material(0, 2, 0, 1)
+    return tmp_path / name / f"{m.name}.egtb", m
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "header", "empty"])
+def test_corrupt_files_are_refused(db3, tmp_path, damage):
+    path, m = _a_file(db3, tmp_path)
+    data = bytearray(path.read_bytes())
+    if damage == "flip":
+        data[-5] ^= 0x40
+    elif damage == "truncate":
+        data = data[:-10]
+    elif damage == "header":
+        data[30] ^= 1
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    with pytest.raises(EgtbError):
+        TableFile(path, "russian", m)
+    with pytest.raises(EgtbError):
+        Tablebase(get_variant("russian"), tmp_path)
+
+
+def test_mismatched_files_are_refused(db3, tmp_path):
+    path, m = _a_file(db3, tmp_path)
+    with pytest.raises(EgtbError, match="rule set"):
+        TableFile(path, "czech", m)
+    other = path.with_name(f"{Material(0, 1, 0, 2).name}.egtb.x")
+    with pytest.raises(EgtbError, match="material"):
+        TableFile(path, "russian", Material(0, 1, 0, 2))
+    # a russian file put among the czech ones
+    shutil.copytree(db3 / "czech", tmp_path / "czech")
+    shutil.copy(path, tmp_path / "czech" / path.name)
+    with pytest.raises(EgtbError, match="russian"):
+        Tablebase(get_variant("czech"), tmp_path)
+    assert not other.exists()
+
+
+def test_cli_reports_a_corrupt_file_in_one_line(db3, tmp_path, capsys):
+    path, _ = _a_file(db3, tmp_path)
+    path.write_bytes(path.read_bytes()[:-3])
+    code = main(["egtb", "probe", "--variant", "russian", "--fen", "W:WKa1,Kc3:BKh8",
+                 "--dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("damka: error:") and "checksum" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+# -- known endings -------------------------------------------------------------------------
+
+
+def test_english_two_kings_beat_one_king(db3):
+    """Two kings win, except where the lone king hems them into a corner (at most four
+    moves left to them): a handful of positions in twelve thousand."""
+    variant = get_variant("english")
+    tb = Tablebase(variant, db3)
+    quiet = [p for _, p in _slice_positions(variant, Material(0, 2, 0, 1)) if _quiet(variant, p)]
+    draws = [p for p in quiet if tb.probe(p).result != WIN]
+    assert len(draws) < 0.002 * len(quiet)
+    assert all(len(_core.generate(variant, p)) <= 4 for p in draws)
+    assert tb.probe(Board(variant, "W:WK1,K2:BK30").position).result == WIN
+
+
+def test_russian_three_kings_win_unless_the_lone_king_holds_the_long_diagonal(db_kings):
+    """Petrov's triangle: three kings beat one king that is off the long diagonal (a1-h8);
+    a lone king on it, with no stronger king there, holds the draw (tactics aside)."""
+    variant = get_variant("russian")
+    tb = Tablebase(variant, db_kings)
+    diagonal = _long_diagonal(variant)
+    off, on = [], []
+    for _, p in _slice_positions(variant, Material(0, 3, 0, 1)):
+        if not _quiet(variant, p):
+            continue
+        lone = p.black.bit_length() - 1
+        result = tb.probe(p).result
+        if lone not in diagonal:
+            off.append(result)
+        elif not p.white & sum(1 << q for q in diagonal):
+            on.append(result)
+    assert set(off) == {WIN}
+    assert on.count(DRAW) > 0.9 * len(on)
+    assert tb.probe(Board(variant, "W:WKc1,Ke1,Kg1:BKh8").position).result == DRAW
+    assert tb.probe(Board(variant, "W:WKa1,Kc1,Ke1:BKh2").position).result == WIN
+
+
+@pytest.mark.slow
+def test_international_lone_king_on_the_long_diagonal_draws_against_three_kings(tmp_path):
+    """About a minute of building on two loaded cores: run with -m slow."""
+    variant = get_variant("international")
+    build(variant, 4, tmp_path, workers=2, only=_kings_only_3v1)
+    tb = Tablebase(variant, tmp_path)
+    diagonal = _long_diagonal(variant)
+    on = []
+    for _, p in _slice_positions(variant, Material(0, 3, 0, 1)):
+        lone = p.black.bit_length() - 1
+        if lone in diagonal and not p.white & sum(1 << q for q in diagonal) and _quiet(variant, p):
+            on.append(tb.probe(p).result)
+    assert on.count(DRAW) > 0.9 * len(on)
+    assert tb.probe(Board(variant, "W:WK1,K2,K3:BK46").position).result == DRAW
+
+
+def test_a_won_position_is_converted(db_kings):
+    """Playing the database's moves (winner fastest, loser slowest) converts within the
+    stored distance each time, and the game ends in the win: progress, not shuffling."""
+    variant = get_variant("russian")
+    tb = Tablebase(variant, db_kings)
+    board = Board(variant, "W:WKa1,Kc1,Ke1:BKh2")
+    value = tb.probe(board.position)
+    assert value.result == WIN
+    budget, since = value.plies, 0
+    for _ply in range(200):
+        moves = tb.best_moves(board)
+        if not moves:
+            break
+        move = moves[0][0]
+        board.push(move)
+        since += 1
+        if move.captured or move.promotes:
+            assert since <= budget
+            after = tb.probe(board.position)
+            budget, since = (after.plies if after else 0), 0
+        else:
+            assert since < budget or budget == 0
+    assert board.outcome is not None and board.outcome.winner is True
+
+
+# -- command line --------------------------------------------------------------------------
+
+
+def test_cli_build_probe_verify(tmp_path, capsys):
+    d = str(tmp_path)
+    assert main(["egtb", "build", "--variant", "spanish", "--pieces", "2", "--dir", d]) == 0
+    out = capsys.readouterr().out
+    assert "positions examined" in out and "/s" in out
+    # a king in the corner shares the long diagonal with the other: every move is taken
+    assert main(["egtb", "probe", "--variant", "spanish", "--fen", "W:WK1:BK32", "--dir", d]) == 0
+    assert "loss (2 plies" in capsys.readouterr().out
+    assert main(["egtb", "probe", "--variant", "spanish", "--fen", "W:WK6:BK32", "--dir", d]) == 0
+    assert "draw" in capsys.readouterr().out
+    assert main(["egtb", "verify", "--dir", d]) == 0
+    assert "all values agree" in capsys.readouterr().out
+    # resumable: a second run finds everything built
+    assert main(["egtb", "build", "--variant", "spanish", "--pieces", "2", "--dir", d]) == 0
+    assert "already built" in capsys.readouterr().out
+    code = main(["egtb", "probe", "--variant", "spanish", "--fen", "W:W1,2,3:B30", "--dir", d])
+    assert code == 2 and "not in the databases" in capsys.readouterr().err
+    code = main(["egtb", "build", "--variant", "spanish", "--pieces", "9", "--dir", d])
+    assert code == 2
