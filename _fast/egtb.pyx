@@ -26,6 +26,7 @@ from libc.string cimport memset
 
 from _fast.movegen cimport (Rules, Pos, Move, MoveList, CoreRules, generate, make_move,
                             WHITE, BLACK)
+from _fast.egtb cimport Geometry, Dims, Lookup
 
 cdef extern from *:
     """
@@ -67,15 +68,6 @@ cdef void _init_binom() noexcept nogil:
 _init_binom()
 
 
-ctypedef struct Geometry:
-    int size
-    int nsq
-    int half
-    int bit_of[64]      # square -> bit
-    int sq_of[64]       # bit -> square (-1 for ghost bits)
-    int flip[64]        # bit -> bit of the square turned 180 degrees
-
-
 cdef void _init_geometry(Geometry* g, const Rules* r) noexcept nogil:
     cdef int s, b
     g.size = r.size
@@ -94,10 +86,6 @@ cdef void _init_geometry(Geometry* g, const Rules* r) noexcept nogil:
 
 cdef inline int sig_id(int wm, int wk, int bm, int bk) noexcept nogil:
     return ((wm * MAXN + wk) * MAXN + bm) * MAXN + bk
-
-
-ctypedef struct Dims:
-    uint64_t nwm, nbm, nwk, nbk, total
 
 
 cdef void _dims(const Geometry* g, int wm, int wk, int bm, int bk, Dims* d) noexcept nogil:
@@ -226,13 +214,7 @@ cdef inline void normalise(const Geometry* g, const Pos* p, Pos* out) noexcept n
     out.side = WHITE
 
 
-ctypedef struct Lookup:
-    const Geometry* g
-    uint8_t** tables     # per signature id, NULL when not loaded
-    Dims* dims           # per signature id
-
-
-cdef inline int lookup(const Lookup* lk, const Pos* child) noexcept nogil:
+cdef int lookup(const Lookup* lk, const Pos* child) noexcept nogil:
     """Value of a child position (any side to move) from the side to move's view; -1 when
     its table is missing."""
     cdef Pos n
@@ -445,14 +427,8 @@ cdef int solve_job(const Rules* r, const Lookup* lk, Job* job) noexcept nogil:
 
 cdef class Solver:
     """The tables of one rule set in memory (numpy uint8 arrays by signature) and the C
-    solver over them. Tables are registered with ``add``; ``solve`` fills a colour pair."""
-
-    cdef Rules rules
-    cdef Geometry geo
-    cdef uint8_t* tables[4096]
-    cdef Dims dims[4096]
-    cdef object _arrays
-    cdef Lookup lk
+    solver over them. Tables are registered with ``add``; ``solve`` fills a colour pair.
+    The search probes the same tables through ``lk`` (see egtb.pxd)."""
 
     def __init__(self, CoreRules core):
         cdef int wm, wk, bm, bk
@@ -529,7 +505,11 @@ cdef class Solver:
             bad = _verify(&self.rules, &self.lk, wm, wk, bm, bk, &first, slot_ptr)
         return bad, first
 
-    cdef uint64_t _bits(self, uint64_t squares):
+    def pieces(self) -> int:
+        """The largest piece count of any registered table (0 when none)."""
+        return max((sum(sig) for sig in self._arrays), default=0)
+
+    cdef uint64_t _bits(self, uint64_t squares) except? 0:
         cdef uint64_t out = 0
         cdef int s
         while squares:

@@ -69,6 +69,7 @@ from _fast.movegen cimport (
 )
 from _fast.evaluate cimport EvalParams, evaluate, init_eval
 from _fast.learned cimport LearnedEval, EvalCore, learned_evaluate
+from _fast.egtb cimport Lookup, Solver, lookup as egtb_lookup
 
 cdef extern from *:
     """
@@ -133,6 +134,8 @@ ctypedef struct SearchState:
     Rules rules
     EvalParams eval
     const LearnedEval* learned   # NULL: the hand-written evaluation
+    const Lookup* egtb           # NULL: no endgame databases
+    int egtb_pieces              # probe positions with at most this many pieces
     DrawConfig draws
     TTEntry* tt
     uint64_t tt_mask           # number of 4-entry buckets - 1
@@ -406,6 +409,45 @@ cdef inline int static_eval(SearchState* s, const Pos* p) noexcept nogil:
     return v
 
 
+cdef enum:
+    TB_WIN = 25000             # a database win: above every static score, below the mates
+    NO_TB = -INF - 1
+
+
+cdef int counter_plies_left(SearchState* s, const Pos* p, int ply) noexcept nogil:
+    """Plies until a move-count draw rule ends the game, counted from this node (a win that
+    needs more plies to reach its next capture or crowning is a draw)."""
+    cdef DrawState* d = &s.draw[ply]
+    cdef int left = 1 << 20
+    if s.draws.no_progress_plies:
+        left = s.draws.no_progress_plies - d.no_progress
+    if d.endgame_kind == 16 and s.draws.endgame_three_plies - d.endgame < left:
+        left = s.draws.endgame_three_plies - d.endgame
+    if d.endgame_kind == 5 and s.draws.endgame_two_plies - d.endgame < left:
+        left = s.draws.endgame_two_plies - d.endgame
+    if (s.draws.king_moves_plies and not ((p.pieces[0] | p.pieces[1]) & ~p.kings)
+            and s.draws.king_moves_plies - d.reversible < left):
+        left = s.draws.king_moves_plies - d.reversible
+    return left
+
+
+cdef int egtb_score(SearchState* s, const Pos* p, int ply) noexcept nogil:
+    """The databases' score of a position within their piece count and with no capture
+    pending, else NO_TB. Wins come sooner the nearer the root."""
+    cdef int v, plies
+    if damka_popcount2(p.pieces[0] | p.pieces[1]) > s.egtb_pieces or has_capture(&s.rules, p):
+        return NO_TB
+    v = egtb_lookup(s.egtb, p)
+    if v < 0 or v == 255:
+        return NO_TB
+    if v == 0:
+        return 0
+    plies = v if v < 128 else v - 128
+    if plies > counter_plies_left(s, p, ply):
+        return 0
+    return TB_WIN - ply if v < 128 else -TB_WIN + ply
+
+
 cdef inline int poll(SearchState* s) noexcept nogil:
     s.nodes += 1
     if (s.nodes & POLL_MASK) == 0:
@@ -538,6 +580,10 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         beta = MATE - ply - 1
     if alpha >= beta:
         return alpha
+    if s.egtb != NULL:
+        score = egtb_score(s, p, ply)
+        if score != NO_TB:
+            return score
 
     tt_move = NO_MOVE
     if tt_probe(s, key, &e):
@@ -702,6 +748,7 @@ cdef class Searcher:
     cdef object learned_core
     cdef bint owns_table        # False for a helper, whose table is its main Searcher's
     cdef object table_owner     # that main Searcher, kept alive while its table is used
+    cdef object egtb_solver
 
     def __cinit__(self):
         self.s = <SearchState*>calloc(1, sizeof(SearchState))
@@ -741,6 +788,17 @@ cdef class Searcher:
                 raise ValueError("the learned evaluation is for another board size")
             self.s.learned = &learned.e
         self.learned_core = learned
+
+    def set_egtb(self, Solver solver=None, int pieces=0):
+        """Probe the tables registered on ``solver`` at interior nodes with at most
+        ``pieces`` pieces (None: no probing). The solver is shared read-only."""
+        if solver is None or pieces < 2:
+            self.s.egtb = NULL
+            self.egtb_solver = None
+            return
+        self.egtb_solver = solver
+        self.s.egtb = &solver.lk
+        self.s.egtb_pieces = pieces
 
     def resize(self, int hash_mb):
         """Allocate the transposition table: the largest power of two of buckets that fits."""
@@ -822,6 +880,9 @@ cdef class Searcher:
         s.eval = m.eval
         s.learned = m.learned
         self.learned_core = main.learned_core
+        s.egtb = m.egtb
+        s.egtb_pieces = m.egtb_pieces
+        self.egtb_solver = main.egtb_solver
         s.draws = m.draws
         memcpy(s.keys, m.keys, (m.history_len + 1) * sizeof(uint64_t))
         s.history_len = m.history_len
@@ -1013,4 +1074,5 @@ MATE_SCORE = MATE
 #: bytes of one search's state (stacks, killers, history): what each helper thread allocates
 STATE_BYTES = sizeof(SearchState)
 MATE_THRESHOLD = MATE_BOUND
+EGTB_WIN = TB_WIN
 INFINITY = INF

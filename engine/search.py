@@ -33,6 +33,8 @@ from .levels import Level, choose, get_level, line_material
 from .move import Move
 from .threads import check_threads, max_threads
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
+from .egtb.probe import EgtbValue, Tablebase
+from .egtb.root import root_moves
 from .variants import Variant, get_variant
 
 _search = _core.compiled("search")
@@ -182,6 +184,8 @@ class SearchResult:
     nodes: int
     time: float  #: seconds spent
     pv: tuple[Move, ...]
+    #: the endgame databases' value of the position (counters applied), None when not in them
+    egtb: EgtbValue | None = None
 
     @property
     def nps(self) -> int:
@@ -216,6 +220,7 @@ class Engine:
         weights: "str | os.PathLike | None" = None,
         evaluation: str | None = None,
         threads: int = 1,
+        egtb: "str | os.PathLike | Tablebase | None" = None,
     ):
         self.variant: Variant = get_variant(variant)
         check_threads(threads)
@@ -236,6 +241,9 @@ class Engine:
         rules = _core.core_rules(self.variant)
         self._searcher = Searcher(rules, self.variant.name, hash_mb, *counts)
         self._searcher.set_evaluation(learned)
+        self.egtb: Tablebase | None = _open_egtb(self.variant, egtb)
+        if self.egtb is not None:
+            self._searcher.set_egtb(self.egtb.memory_solver(), self.egtb.max_pieces)
         #: a helper Searcher's arguments: hash size 0, it uses the main Searcher's table
         self._searcher_args = (rules, self.variant.name, 0, *counts)
         #: helper Searchers, one per thread beyond the first (tables: the main one's)
@@ -493,6 +501,11 @@ class _RootSearch:
         self.moves = [Move.from_core(t) for t in core_moves]
         if not self.moves:
             return self._result(None, -MATE_SCORE, 0, [])
+        self.egtb_value, self.allowed = None, None
+        if self.engine.egtb is not None:
+            self.egtb_value, keep = root_moves(self.engine.egtb, board, c)
+            if self.egtb_value is not None:
+                self.allowed = [i for i, m in enumerate(self.moves) if m in keep]
 
         with self.engine._control:
             if not self.pondering and self.tm is not None:
@@ -501,6 +514,12 @@ class _RootSearch:
             if self.engine._stop_requested:
                 s.stop()
 
+        if self.allowed is not None and len(self.allowed) == 1 and self.limits.timed \
+                and not self.pondering and len(self.moves) > 1:
+            # the databases leave one move: play it
+            score = s.search_move(self.allowed[0], 1, -INFINITY, INFINITY)
+            pv = s.pv() if not s.stopped else []
+            return self._result(self.allowed[0], score if not s.stopped else 0, 0, pv)
         if len(self.moves) == 1 and self.limits.timed and not self.pondering:
             # a forced move in a game: answer at once, with a glance at the reply for the
             # ponder move (analysis, depth and node searches still look at it properly)
@@ -518,8 +537,10 @@ class _RootSearch:
 
     def _iterate(self) -> None:
         s = self.s
-        order = list(range(len(self.moves)))
+        order = list(range(len(self.moves))) if self.allowed is None else list(self.allowed)
         hash_move = s.hash_move()
+        if hash_move not in order:
+            hash_move = -1
         if hash_move >= 0:
             order.remove(hash_move)
             order.insert(0, hash_move)
@@ -701,7 +722,7 @@ class _RootSearch:
         floor = best_score - margin
         candidates = [(best, best_score)]
         pvs = {best: self.core_pv}
-        for i in range(len(self.moves)):
+        for i in range(len(self.moves)) if self.allowed is None else self.allowed:
             if i == best:
                 continue
             score = s.search_move(i, depth, floor - 1, best_score + 1)
@@ -800,7 +821,18 @@ class _RootSearch:
             nodes=self._nodes(),
             time=Searcher.now() - self.started,
             pv=pv,
+            egtb=self.egtb_value,
         )
+
+
+def _open_egtb(variant: Variant, egtb) -> "Tablebase | None":
+    """The databases to use: a Tablebase, a directory (None: no databases)."""
+    if egtb is None or isinstance(egtb, Tablebase):
+        return egtb
+    tb = Tablebase(variant, egtb)
+    if not len(tb):
+        raise ValueError(f"no endgame databases for {variant.name} in {tb.folder}")
+    return tb
 
 
 def _replay(board: Board, first: Move, core_pv: Sequence[tuple],

@@ -67,6 +67,7 @@ class Tablebase:
         self.folder = variant_dir(directory, variant.name)
         self._solver = solver(variant)
         self._files: dict[Material, TableFile] = {}
+        self._memory = None
         if self.folder.is_dir():
             for path in sorted(self.folder.glob(f"*{SUFFIX}")):
                 m = Material.from_name(path.name[: -len(SUFFIX)])
@@ -98,10 +99,11 @@ class Tablebase:
             return None
         return EgtbValue.from_byte(f.value(index))
 
-    def best_moves(self, board: "Board") -> list[tuple[Move, EgtbValue]]:
-        """The legal moves that keep the position's value, each with the value it keeps (the
-        mover's view): fastest conversion first for a win, slowest for a loss. Empty when the
-        position or a successor is not covered."""
+    def best_moves(self, board: "Board", all_moves: bool = False
+                   ) -> list[tuple[Move, EgtbValue]]:
+        """The legal moves that keep the position's value (with ``all_moves`` every legal
+        move), each with its value for the mover: fastest conversion first for a win, slowest
+        for a loss. Empty when the position or a successor is not covered."""
         scored = []
         for move in board.legal_moves:
             v = self.probe(board.position_after(move))
@@ -110,8 +112,8 @@ class Tablebase:
             converts = bool(move.captured) or move.promotes
             plies = 1 + (0 if converts else v.plies)
             scored.append((move, EgtbValue(-v.result, plies if v.result != DRAW else 0)))
-        if not scored:
-            return []
+        if not scored or all_moves:
+            return scored
         best = max(r.result for _, r in scored)
         keep = [(m, r) for m, r in scored if r.result == best]
         if best == WIN:
@@ -119,6 +121,21 @@ class Tablebase:
         elif best == LOSS:
             keep.sort(key=lambda x: -x[1].plies)
         return keep
+
+    def memory_solver(self):
+        """A C solver holding every table decompressed (what the search probes): memory is
+        one byte per index entry of every file."""
+        if self._memory is None:
+            s = solver(self.variant)
+            for m, f in self._files.items():
+                s.add(tuple(m), f.table())
+            self._memory = s
+        return self._memory
+
+    @property
+    def max_pieces(self) -> int:
+        """The most pieces of any loaded slice."""
+        return max((m.pieces for m in self._files), default=0)
 
     def close(self) -> None:
         for f in self._files.values():
