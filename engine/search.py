@@ -467,6 +467,8 @@ class _RootSearch:
         self.nodes_before = 0  # nodes of earlier phases (the core counts from start())
         self.helper_nodes = 0  # nodes of the helper threads, once they have stopped
         self.helpers_running: list = []
+        self.egtb_value: EgtbValue | None = None  # the databases' value of the root
+        self.allowed: list[int] | None = None  # the root moves the databases keep
 
     # -- control from other threads (under the engine's control lock) ----------------------
 
@@ -501,7 +503,6 @@ class _RootSearch:
         self.moves = [Move.from_core(t) for t in core_moves]
         if not self.moves:
             return self._result(None, -MATE_SCORE, 0, [])
-        self.egtb_value, self.allowed = None, None
         if self.engine.egtb is not None:
             self.egtb_value, keep = root_moves(self.engine.egtb, board, c)
             if self.egtb_value is not None:
