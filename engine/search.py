@@ -33,7 +33,8 @@ from .levels import Level, choose, get_level, line_material
 from .move import Move
 from .threads import check_threads, max_threads
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
-from .egtb.probe import EgtbValue, Tablebase
+from .egtb.paths import variant_dir
+from .egtb.probe import EgtbValue, Tablebase, shared_tablebase
 from .egtb.root import root_moves
 from .variants import Variant, get_variant
 
@@ -206,7 +207,9 @@ class Engine:
     (the hand-written evaluation); None means ``engine.learned.DEFAULT_EVALUATION``. A
     weights file that does not fit raises ``engine.weights_file.WeightsError``. ``threads``
     (1 to the number of cores) searches on that many threads sharing the hash table (the full
-    level only: the weaker levels' budgets are one thread's). One search runs at a time;
+    level only: the weaker levels' budgets are one thread's). ``egtb`` is a directory of
+    endgame databases (or a Tablebase): the search probes them and, in a database position,
+    plays only moves that keep its value (docs/egtb.md). One search runs at a time;
     ``stop`` and ``ponderhit`` may be called from any thread.
     """
 
@@ -827,13 +830,19 @@ class _RootSearch:
 
 
 def _open_egtb(variant: Variant, egtb) -> "Tablebase | None":
-    """The databases to use: a Tablebase, a directory (None: no databases)."""
+    """The databases to use: a Tablebase, or a directory whose files for the rule set are
+    shared by every engine of the process (None: no databases)."""
     if egtb is None or isinstance(egtb, Tablebase):
         return egtb
-    tb = Tablebase(variant, egtb)
-    if not len(tb):
-        raise ValueError(f"no endgame databases for {variant.name} in {tb.folder}")
+    tb = shared_tablebase(variant, egtb)
+    if tb is None:
+        raise ValueError(f"no endgame databases for {_label(variant)} in "
+                         f"{variant_dir(egtb, variant.name)}")
     return tb
+
+
+def _label(variant: Variant) -> str:
+    return variant.name if variant.forced_capture else f"{variant.name} with the house rule"
 
 
 def _replay(board: Board, first: Move, core_pv: Sequence[tuple],

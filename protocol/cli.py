@@ -207,7 +207,19 @@ def _add_analyse(subparsers) -> None:
     _add_threads(p, "search")
     p.add_argument("--no-forced-capture", action="store_true",
                    help='the "no forced capture" house rule (8x8 rule sets only)')
+    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
+                   help="probe the endgame databases in DIR (without DIR: the default "
+                        "directory; see damka egtb)")
     p.set_defaults(run=_run_analyse)
+
+
+def _egtb_dir(option: str | None):
+    """--egtb: None without the option, the default directory for an empty value."""
+    if option is None:
+        return None
+    from engine.egtb import default_dir
+
+    return option or default_dir()
 
 
 def format_score(score: int) -> str:
@@ -246,7 +258,8 @@ def _run_analyse(args: argparse.Namespace) -> int:
     limits = Limits(depth=args.depth, nodes=args.nodes, movetime=args.time)
     # analysis has no transport to allow for: --time is the search's own time
     engine = Engine(variant, hash_mb=args.hash, level=level, seed=args.seed,
-                    time_settings=TimeSettings(move_overhead=0.0), threads=args.threads)
+                    time_settings=TimeSettings(move_overhead=0.0), threads=args.threads,
+                    egtb=_egtb_dir(args.egtb))
     print(f"analyse {_variant_label(variant)} {board.fen(compact=True)} level {level.name}"
           + (f" threads {args.threads}" if args.threads > 1 else ""))
     print(f"{'depth':>5} {'seldepth':>8} {'score':>7} {'nodes':>12} {'nodes/s':>10} "
@@ -259,6 +272,8 @@ def _run_analyse(args: argparse.Namespace) -> int:
                   f"{pdn_line(board, info.pv)}", flush=True)
 
     result = engine.search(board, limits, on_info=show)
+    if result.egtb is not None:
+        print(f"egtb {result.egtb}", flush=True)
     if result.best_move is None:
         print("bestmove none (no legal move: the side to move has lost)")
         return 0
@@ -414,6 +429,8 @@ def _add_dxp(subparsers) -> None:
                    help="do not claim a game when the peer oversteps the GAMEREQ clock")
     p.add_argument("--quiet", action="store_true", help="no log lines on stdout")
     p.add_argument("--verbose", action="store_true", help="log every message sent and received")
+    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
+                   help="use the endgame databases in DIR (without DIR: the default directory)")
     p.set_defaults(run=_run_dxp)
 
 

@@ -410,3 +410,55 @@ def test_cli_build_probe_verify(tmp_path, capsys):
     assert code == 2 and "not in the databases" in capsys.readouterr().err
     code = main(["egtb", "build", "--variant", "spanish", "--pieces", "9", "--dir", d])
     assert code == 2
+
+
+# -- use in play -----------------------------------------------------------------------------
+
+
+def test_engine_with_databases_converts_a_win(db_kings):
+    from engine.search import Engine, Limits
+
+    variant = get_variant("russian")
+    engine = Engine(variant, egtb=db_kings)
+    board = Board(variant, "W:WKa1,Kc1,Ke1:BKh2")
+    result = engine.search(board, Limits(depth=3))
+    assert result.egtb is not None and result.egtb.result == WIN
+    keep = [m for m, _ in Tablebase(variant, db_kings).best_moves(board)]
+    assert result.best_move in keep
+    for _ in range(80):
+        if board.outcome is not None:
+            break
+        board.push(engine.search(board, Limits(depth=3)).best_move)
+    assert board.outcome is not None and board.outcome.winner is True
+
+
+def test_a_win_the_counting_rule_cuts_short_is_a_draw(db_kings):
+    from engine.draws import DrawCounters
+    from engine.egtb.root import root_moves
+
+    variant = get_variant("russian")
+    tb = Tablebase(variant, db_kings)
+    board = Board(variant, "W:WKa1,Kc1,Ke1:BKh2")
+    plies = tb.probe(board.position).plies
+    value, moves = root_moves(tb, board, DrawCounters(no_progress=80 - plies))
+    assert value.result == WIN and value.plies == plies and moves
+    value, moves = root_moves(tb, board, DrawCounters(no_progress=80 - plies + 1))
+    assert value.result == DRAW and len(moves) == len(board.legal_moves)
+
+
+def test_engine_refuses_a_directory_without_databases(tmp_path):
+    from engine.search import Engine
+
+    with pytest.raises(ValueError, match="no endgame databases"):
+        Engine("english", egtb=tmp_path)
+
+
+def test_match_spec_and_analyse_take_databases(db_kings, capsys):
+    from protocol.match.engines import EngineSpecError, parse_engine
+
+    assert parse_engine(f"damka egtb={db_kings}").egtb == str(db_kings)
+    with pytest.raises(EngineSpecError):
+        parse_engine("damka egtb=/no/such/dir")
+    code = main(["analyse", "--variant", "russian", "--fen", "W:WKa1,Kc1,Ke1:BKh2",
+                 "--depth", "2", "--egtb", str(db_kings)])
+    assert code == 0 and "egtb win" in capsys.readouterr().out

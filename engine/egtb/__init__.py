@@ -9,10 +9,10 @@ from __future__ import annotations
 from .builder import MAX_PIECES, BuildProgress, build
 from .material import Material, signatures
 from .paths import default_dir
-from .probe import DRAW, LOSS, WIN, EgtbValue, Tablebase
+from .probe import DRAW, LOSS, WIN, EgtbValue, Tablebase, shared_tablebase
 from .storage import EgtbError, TableFile
 from .verify import SliceCheck, verify
 
 __all__ = ["MAX_PIECES", "BuildProgress", "build", "Material", "signatures", "default_dir",
-           "WIN", "DRAW", "LOSS", "EgtbValue", "Tablebase", "EgtbError", "TableFile",
+           "WIN", "DRAW", "LOSS", "EgtbValue", "Tablebase", "shared_tablebase", "EgtbError", "TableFile",
            "SliceCheck", "verify"]

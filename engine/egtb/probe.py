@@ -9,6 +9,7 @@ counts when a draw rule leaves only ``limit`` plies for it (see docs/egtb.md).
 from __future__ import annotations
 
 import os
+import threading
 from typing import NamedTuple
 
 from typing import TYPE_CHECKING
@@ -154,3 +155,26 @@ def _complete_pieces(have: set[Material]) -> int:
         else:
             break
     return n
+
+
+_SHARED: dict[tuple[Variant, str], Tablebase] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_tablebase(variant: Variant, directory: "str | os.PathLike[str] | None" = None
+                     ) -> Tablebase | None:
+    """One Tablebase per rule set and directory for the whole process (engines share its
+    tables in memory); None when the directory holds no files for the rule set or the rule
+    set is played with the house rule (the databases are for forced captures)."""
+    if not variant.forced_capture:
+        return None
+    folder = variant_dir(directory, variant.name)
+    key = (variant, str(folder))
+    with _SHARED_LOCK:
+        tb = _SHARED.get(key)
+        if tb is None:
+            if not folder.is_dir() or not any(folder.glob(f"*{SUFFIX}")):
+                return None
+            tb = Tablebase(variant, directory)
+            _SHARED[key] = tb
+        return tb

@@ -21,6 +21,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
@@ -110,17 +111,19 @@ class TableFile:
             raise EgtbError(f"{self.path}: block offsets do not match the file size")
         self._cache: OrderedDict[int, bytes] = OrderedDict()
         self._cache_blocks = cache_blocks
+        self._lock = threading.Lock()
 
     def _block(self, b: int) -> bytes:
-        data = self._cache.get(b)
-        if data is not None:
-            self._cache.move_to_end(b)
+        with self._lock:  # engines on several threads may share one file
+            data = self._cache.get(b)
+            if data is not None:
+                self._cache.move_to_end(b)
+                return data
+            data = self._decode(b)
+            self._cache[b] = data
+            if len(self._cache) > self._cache_blocks:
+                self._cache.popitem(last=False)
             return data
-        data = self._decode(b)
-        self._cache[b] = data
-        if len(self._cache) > self._cache_blocks:
-            self._cache.popitem(last=False)
-        return data
 
     def _decode(self, b: int) -> bytes:
         start = self._base + int(self._offsets[b])

@@ -1366,9 +1366,15 @@ def main(args) -> int:
                            idle_timeout=args.idle_timeout or None)
     connect_to = parse_address(args.connect) if args.connect else None
 
+    egtb = getattr(args, "egtb", None)
+    if egtb is not None:
+        from engine.egtb import default_dir
+
+        egtb = egtb or default_dir()
+
     def new_engine() -> Engine:
         return Engine(VARIANT, hash_mb=args.hash, level=args.level,
-                      threads=args.threads)
+                      threads=args.threads, egtb=egtb)
 
     engine = new_engine()  # the first at once: a hash table that does not fit fails now
     on_game = (lambda record: append_pdn(args.pdn, record)) if args.pdn else None

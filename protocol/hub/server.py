@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, TextIO
 
 from typing import TYPE_CHECKING
@@ -66,6 +67,8 @@ class Params:
     forced_capture: bool = True
     pydraughts: bool = False  #: pydraughts' own 8x8 position layout and move numbering
     line_pacing_ms: int = 0  #: a pause after each line, for clients that read badly
+    #: endgame databases directory ("" none); used when it holds files for the rule set
+    egtb_path: str = ""
 
 
 def _bool(text: str) -> bool:
@@ -202,6 +205,7 @@ class HubServer:
         self.send("param", name="forced-capture", value=p.forced_capture, type="bool")
         self.send("param", name="pydraughts-8x8", value=p.pydraughts, type="bool")
         self.send("param", name="line-pacing", value=p.line_pacing_ms, type="int", min=0, max=100)
+        self.send("param", name="egtb-path", value=p.egtb_path, type="string")
         self.send("wait")
 
     def cmd_set_param(self, args: dict) -> None:
@@ -241,6 +245,11 @@ class HubServer:
             p.pydraughts = _bool(value)
         elif name == "line-pacing":
             p.line_pacing_ms = _int(value, 0, 100)
+        elif name == "egtb-path":
+            path = value.strip()
+            if path and not Path(path).expanduser().is_dir():
+                raise HubError(f"egtb-path {path!r} is not a directory")
+            p.egtb_path = path
         else:
             raise HubError(f"unknown parameter {args['name']!r}")
 
@@ -278,9 +287,12 @@ class HubServer:
             warming.join()  # its clear() would otherwise race the search about to start
         with self._engine_lock:
             p = self.params
-            key = (self.variant, p.hash_mb)
+            key = (self.variant, p.hash_mb, p.egtb_path)
             if self._engine is None or self._engine_key != key:
-                self._engine = Engine(self.variant, hash_mb=p.hash_mb)
+                from engine.egtb import shared_tablebase
+
+                tables = shared_tablebase(self.variant, p.egtb_path) if p.egtb_path else None
+                self._engine = Engine(self.variant, hash_mb=p.hash_mb, egtb=tables)
                 self._engine_key = key
             self._engine.set_level(p.level)
             if self._engine.threads != p.threads:

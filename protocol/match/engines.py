@@ -52,6 +52,7 @@ class EngineSpec:
     seed: int = 0
     evaluation: str | None = None  #: "classic" or "learned"; None: the engine's default
     weights: str | None = None  #: a weights file for the learned evaluation
+    egtb: str | None = None  #: a directory of endgame databases
     text: str = field(default="", compare=False)
 
     @property
@@ -104,15 +105,17 @@ def parse_engine(text: str) -> EngineSpec:
         elif key in ("cmd", "dxp"):
             kinds.append("hub" if key == "cmd" else "dxp")
             values[key] = value
-        elif key in ("name", "dir", "level", "hash", "threads", "seed", "eval", "weights"):
+        elif key in ("name", "dir", "level", "hash", "threads", "seed", "eval", "weights",
+                     "egtb"):
             values[key] = value
         else:
             raise EngineSpecError(f"unknown key {key!r} in {text!r} (known: name, cmd, dir, "
-                                  "param.NAME, dxp, level, hash, threads, seed, eval, weights)")
+                                  "param.NAME, dxp, level, hash, threads, seed, eval, weights, "
+                                  "egtb)")
     if len(kinds) != 1:
         raise EngineSpecError(f"{text!r} must name exactly one of damka, cmd=..., dxp=...")
     kind = kinds[0]
-    allowed = {"damka": {"name", "level", "hash", "threads", "seed", "eval", "weights"},
+    allowed = {"damka": {"name", "level", "hash", "threads", "seed", "eval", "weights", "egtb"},
                "hub": {"name", "cmd", "dir"},
                "dxp": {"name", "dxp"}}[kind]
     extra = set(values) - allowed
@@ -148,9 +151,12 @@ def parse_engine(text: str) -> EngineSpec:
             raise EngineSpecError(f"no weights file {weights!r} in {text!r}")
         if weights is not None and evaluation == "classic":
             raise EngineSpecError(f"weights= needs the learned evaluation in {text!r}")
+        egtb = values.get("egtb")
+        if egtb is not None and not Path(egtb).expanduser().is_dir():
+            raise EngineSpecError(f"no endgame database directory {egtb!r} in {text!r}")
         return EngineSpec("damka", values.get("name", "damka"), level=level, hash_mb=hash_mb,
                           threads=threads, seed=_int(values.get("seed", "0"), "seed", text),
-                          evaluation=evaluation, weights=weights, text=text)
+                          evaluation=evaluation, weights=weights, egtb=egtb, text=text)
     if kind == "hub":
         try:
             command = tuple(shlex.split(values["cmd"]))
@@ -261,13 +267,22 @@ class DamkaPlayer(Player):
         self.variant = variant
         self.engine = None
 
+    def _tables(self):
+        """The spec's databases for this rule set, shared by the process's engines (None
+        when the directory has none for it)."""
+        if self.spec.egtb is None:
+            return None
+        from engine.egtb import shared_tablebase
+
+        return shared_tablebase(self.variant, self.spec.egtb)
+
     def start(self) -> None:
         from engine.search import Engine
 
         try:
             self.engine = Engine(self.variant, hash_mb=self.spec.hash_mb, level=self.spec.level,
                                  threads=self.spec.threads, seed=self.spec.seed, evaluation=self.spec.evaluation,
-                                 weights=self.spec.weights)
+                                 weights=self.spec.weights, egtb=self._tables())
         except (MemoryError, ValueError, OSError) as exc:
             raise EngineCrash(f"cannot create the engine: {exc}") from None
 

@@ -449,8 +449,11 @@ class PlaySession:
 
     def _engine_for(self) -> Engine:
         if self._engine is None:
+            from engine.egtb import shared_tablebase
+
+            # the databases in the default directory, when the user has built them
             self._engine = Engine(self.variant, hash_mb=HASH_MB, level=self.settings.level,
-                                  seed=self.seed)
+                                  seed=self.seed, egtb=shared_tablebase(self.variant))
         return self._engine
 
     def _commit(self, future: "Future[SearchResult]", version: int) -> None:
