@@ -254,8 +254,10 @@ ctypedef struct Job:
     uint8_t* a
     uint8_t* b                   # == a when the slice is its own partner
     uint64_t* progress           # positions examined so far (read by the progress display)
+    uint64_t* stop               # set non-zero (from another thread) to abandon the job
     int passes
-    int error                    # 1: a successor's table is missing, 2: distance overflow
+    int error                    # 1: a successor's table is missing, 2: distance overflow,
+                                 # 3: out of memory, 4: stopped
 
 
 cdef enum:
@@ -334,6 +336,9 @@ cdef int _solve_side(const Rules* r, const Lookup* lk, uint8_t* t, const uint8_t
         position_of(lk.g, idx, wm, wk, bm, bk, d, &p)
         v = _evaluate(r, lk, &p, partner, wm, wk, bm, bk, pd, k, &n_in)
         job.progress[0] += 1
+        if (i & 4095) == 0 and job.stop[0]:
+            job.error = 4
+            return -1
         if v == -3:
             job.error = 1
             return -1
@@ -469,13 +474,18 @@ cdef class Solver:
     def solve(self, tuple sig, uint8_t[::1] a, uint8_t[::1] b, uint64_t[::1] progress,
               int slot):
         """Solve slice sig and its colour partner (b is a when the slice is its own partner);
-        progress[slot] counts the positions examined. Returns the number of passes."""
+        progress[slot] counts the positions examined, and a non-zero progress[len - 1] (the
+        last entry, not a slot) stops the job with InterruptedError. Returns the number of
+        passes."""
         cdef Job job
         cdef int rc
         job.wm = sig[0]; job.wk = sig[1]; job.bm = sig[2]; job.bk = sig[3]
         job.a = &a[0]
         job.b = &b[0]
+        if not 0 <= slot < progress.shape[0] - 1:
+            raise ValueError("progress needs a slot per worker and a last entry for stop")
         job.progress = &progress[slot]
+        job.stop = &progress[progress.shape[0] - 1]
         job.passes = 0
         job.error = 0
         self.add(sig, a)
@@ -488,6 +498,8 @@ cdef class Solver:
                                    "is not built yet")
             if job.error == 2:
                 raise RuntimeError(f"slice {sig}: a distance exceeds {MAX_LOSS} plies")
+            if job.error == 4:
+                raise InterruptedError(f"slice {sig}: stopped")
             raise MemoryError(f"slice {sig}: out of memory")
         return job.passes
 

@@ -181,7 +181,7 @@ def test_values_agree_with_a_search_over_the_reference_generator(db3, name):
     rng = random.Random(f"egtb-{name}")
     memo: dict = {}
     compared = 0
-    for _ in range(25 if variant.size == 10 else 60):
+    for _ in range(20 if variant.size == 10 else 40):
         p = _random_three(variant, rng)
         stored = tb.probe(p)
         proven = _search(variant, p, 5, memo)
@@ -246,7 +246,7 @@ def test_round_trip_build_compress_probe_equals_the_table(tmp_path):
     m = Material(1, 0, 0, 1)
     a = np.zeros(s.slice_size(*m), dtype=np.uint8)
     b = np.zeros(s.slice_size(*m.partner), dtype=np.uint8)
-    s.solve(tuple(m), a, b, np.zeros(1, dtype=np.uint64), 0)
+    s.solve(tuple(m), a, b, np.zeros(2, dtype=np.uint64), 0)
     path = tmp_path / "brazilian" / f"{m.name}.egtb"
     write_table(path, "brazilian", m, a)
     f = TableFile(path, "brazilian", m, len(a))
@@ -462,3 +462,32 @@ def test_match_spec_and_analyse_take_databases(db_kings, capsys):
     code = main(["analyse", "--variant", "russian", "--fen", "W:WKa1,Kc1,Ke1:BKh2",
                  "--depth", "2", "--egtb", str(db_kings)])
     assert code == 0 and "egtb win" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_international_four_kings_beat_one_king(tmp_path):
+    """Four kings win against a lone king wherever it stands, the long diagonal included
+    (a few minutes of building: run with -m slow)."""
+    variant = get_variant("international")
+    build(variant, 5, tmp_path, workers=2, only=lambda m: m.men == 0 and min(m.wk, m.bk) == 1)
+    tb = Tablebase(variant, tmp_path)
+    quiet = [p for _, p in _slice_positions(variant, Material(0, 4, 0, 1)) if _quiet(variant, p)]
+    results = [tb.probe(p).result for p in quiet]
+    assert results.count(WIN) > 0.995 * len(results)
+    assert tb.probe(Board(variant, "W:WK1,K2,K3,K4:BK46").position).result == WIN
+
+
+def test_a_stopped_slice_raises_and_leaves_no_table(tmp_path):
+    """Ctrl-C during a build sets the stop entry: the running slice gives up at once."""
+    variant = get_variant("english")
+    build(variant, 2, tmp_path)
+    s = solver(variant)
+    for m in _materials(2):
+        s.add(tuple(m), TableFile(tmp_path / "english" / f"{m.name}.egtb", "english").table())
+    m = Material(0, 2, 0, 1)
+    a = np.zeros(s.slice_size(*m), dtype=np.uint8)
+    b = np.zeros(s.slice_size(*m.partner), dtype=np.uint8)
+    with pytest.raises(InterruptedError):
+        s.solve(tuple(m), a, b, np.array([0, 1], dtype=np.uint64), 0)
+    with pytest.raises(ValueError):
+        s.solve(tuple(m), a, b, np.zeros(1, dtype=np.uint64), 0)

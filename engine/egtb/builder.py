@@ -88,14 +88,15 @@ def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | No
     s = solver(variant)
     todo = [m for m in pairs(pieces) if only is None or only(m)]
     progress = BuildProgress(slices_total=len(todo))
-    counters = np.zeros(max(workers, 1), dtype=np.uint64)
+    # a slot per worker, and the last entry asks the running jobs to stop
+    counters = np.zeros(workers + 1, dtype=np.uint64)
     lock = threading.Lock()
     start = time.perf_counter()
     base_examined = 0
 
     def report() -> None:
         progress.seconds = time.perf_counter() - start
-        progress.examined = base_examined + int(counters.sum())
+        progress.examined = base_examined + int(counters[:-1].sum())
         if on_progress is not None:
             on_progress(progress)
 
@@ -122,26 +123,32 @@ def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | No
                 free_slots.append(slot)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for _key, group in groupby(todo, key=level):
-            jobs = []
-            for m in group:
-                if _load_pair(s, folder, variant, m):
-                    progress.loaded += 1
-                    progress.slices_done += 1
-                    continue
-                jobs.append(pool.submit(run, m))
-                progress.entries += s.slice_size(*m) + (
-                    s.slice_size(*m.partner) if m.partner != m else 0)
-            while jobs:
-                finished, _ = wait(jobs, timeout=interval, return_when=FIRST_COMPLETED)
-                for j in finished:
-                    _m, written = j.result()  # raises the worker's error here
-                    progress.bytes_written += written
-                    progress.slices_done += 1
-                    jobs.remove(j)
-                report()
-            base_examined += int(counters.sum())
-            counters[:] = 0
+        try:
+            for _key, group in groupby(todo, key=level):
+                jobs = []
+                for m in group:
+                    if _load_pair(s, folder, variant, m):
+                        progress.loaded += 1
+                        progress.slices_done += 1
+                        continue
+                    jobs.append(pool.submit(run, m))
+                    progress.entries += s.slice_size(*m) + (
+                        s.slice_size(*m.partner) if m.partner != m else 0)
+                while jobs:
+                    finished, _ = wait(jobs, timeout=interval, return_when=FIRST_COMPLETED)
+                    for j in finished:
+                        _m, written = j.result()  # raises the worker's error here
+                        progress.bytes_written += written
+                        progress.slices_done += 1
+                        jobs.remove(j)
+                    report()
+                base_examined += int(counters[:-1].sum())
+                counters[:-1] = 0
+        except BaseException:
+            # Ctrl-C or a failed slice: the running slices stop within a few thousand
+            # positions and are not written; the finished ones stay for the next run
+            counters[-1] = 1
+            raise
     report()
     return progress
 
