@@ -491,3 +491,27 @@ def test_a_stopped_slice_raises_and_leaves_no_table(tmp_path):
         s.solve(tuple(m), a, b, np.array([0, 1], dtype=np.uint64), 0)
     with pytest.raises(ValueError):
         s.solve(tuple(m), a, b, np.zeros(1, dtype=np.uint64), 0)
+
+
+def test_hub_parameter_egtb_path(tmp_path):
+    from hub_process import HubProcess
+    from protocol.hub.text import parse_line
+
+    variant = get_variant("english")
+    build(variant, 3, tmp_path, workers=2)
+    board = Board(variant, "W:WK1,K2:BK30")
+    keep = [m for m, _ in Tablebase(variant, tmp_path).best_moves(board)]
+    hub = HubProcess()
+    try:
+        hub.handshake()
+        hub.send(f"set-param name=egtb-path value={tmp_path / 'nowhere'}")
+        assert hub.recv().startswith("error")
+        hub.send("set-param name=variant value=english")
+        hub.send(f"set-param name=egtb-path value={tmp_path}")
+        hub.send(f"pos pos={board.hub_position()}")
+        hub.send("level depth=3")
+        hub.send("go think")
+        line, _ = hub.expect("done", 30.0)
+        assert board.parse_move(parse_line(line)[1]["move"]) in keep
+    finally:
+        hub.close()
