@@ -22,7 +22,7 @@ import threading
 from collections import abc
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from . import _core
 from .board import Board
@@ -33,10 +33,10 @@ from .levels import Level, choose, get_level, line_material
 from .move import Move
 from .threads import check_threads, max_threads
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
-from .egtb.paths import variant_dir
-from .egtb.probe import EgtbValue, Tablebase, shared_tablebase
-from .egtb.root import root_moves
 from .variants import Variant, get_variant
+
+if TYPE_CHECKING:  # the databases need numpy: imported only when used
+    from .egtb.probe import EgtbValue, Tablebase
 
 _search = _core.compiled("search")
 INFINITY, MATE_SCORE, MATE_THRESHOLD = _search.INFINITY, _search.MATE_SCORE, _search.MATE_THRESHOLD
@@ -507,6 +507,8 @@ class _RootSearch:
         if not self.moves:
             return self._result(None, -MATE_SCORE, 0, [])
         if self.engine.egtb is not None:
+            from .egtb.root import root_moves
+
             self.egtb_value, keep = root_moves(self.engine.egtb, board, c)
             if self.egtb_value is not None:
                 self.allowed = [i for i, m in enumerate(self.moves) if m in keep]
@@ -832,7 +834,13 @@ class _RootSearch:
 def _open_egtb(variant: Variant, egtb) -> "Tablebase | None":
     """The databases to use: a Tablebase, or a directory whose files for the rule set are
     shared by every engine of the process (None: no databases)."""
-    if egtb is None or isinstance(egtb, Tablebase):
+    if egtb is None:
+        return None
+    # imported here: the databases need numpy, which a search without them does not load
+    from .egtb.paths import variant_dir
+    from .egtb.probe import Tablebase, shared_tablebase
+
+    if isinstance(egtb, Tablebase):
         return egtb
     tb = shared_tablebase(variant, egtb)
     if tb is None:

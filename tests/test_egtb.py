@@ -467,7 +467,7 @@ def test_match_spec_and_analyse_take_databases(db_kings, capsys):
 @pytest.mark.slow
 def test_international_four_kings_beat_one_king(tmp_path):
     """Four kings win against a lone king wherever it stands, the long diagonal included
-    (a few minutes of building: run with -m slow)."""
+    (some minutes of building, 24 on a loaded machine: run with -m slow)."""
     variant = get_variant("international")
     build(variant, 5, tmp_path, workers=2, only=lambda m: m.men == 0 and min(m.wk, m.bk) == 1)
     tb = Tablebase(variant, tmp_path)

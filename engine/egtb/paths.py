@@ -27,3 +27,10 @@ def default_dir() -> Path:
 def variant_dir(directory: "str | os.PathLike[str] | None", variant_name: str) -> Path:
     """The folder of one rule set's files inside a database directory."""
     return Path(directory if directory is not None else default_dir()).expanduser() / variant_name
+
+
+def has_tables(directory: "str | os.PathLike[str] | None", variant_name: str) -> bool:
+    """Whether a database directory holds files for a rule set (a cheap check: no file is
+    opened, nothing heavy imported)."""
+    folder = variant_dir(directory, variant_name)
+    return folder.is_dir() and any(folder.glob("*.egtb"))

@@ -449,11 +449,15 @@ class PlaySession:
 
     def _engine_for(self) -> Engine:
         if self._engine is None:
-            from engine.egtb import shared_tablebase
+            from engine.egtb.paths import has_tables
 
-            # the databases in the default directory, when the user has built them
+            tables = None
+            if has_tables(None, self.variant.name):  # the user has built databases
+                from engine.egtb import shared_tablebase
+
+                tables = shared_tablebase(self.variant)
             self._engine = Engine(self.variant, hash_mb=HASH_MB, level=self.settings.level,
-                                  seed=self.seed, egtb=shared_tablebase(self.variant))
+                                  seed=self.seed, egtb=tables)
         return self._engine
 
     def _commit(self, future: "Future[SearchResult]", version: int) -> None:
