@@ -150,3 +150,18 @@ def test_no_test_reads_data_outside_the_repository() -> None:
     outside = [p.name for p in (REPO / "tests").glob("*.py")
                if re.search(r"parents\[2\]|\.\./shared|\"shared\"", p.read_text(encoding="utf-8"))]
     assert outside == []
+
+
+def test_every_package_is_installed():
+    """pyproject lists the packages by name, so a new subpackage missing from the list works
+    in a checkout and is absent from an install (``pip install .``): every folder with an
+    ``__init__.py`` under the three layers must be listed."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(REPO).parts)
+        for layer in ("_fast", "engine", "protocol")
+        for init in (REPO / layer).rglob("__init__.py")
+    }
+    assert found - listed == set(), "packages missing from pyproject.toml"
