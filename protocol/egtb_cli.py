@@ -10,20 +10,9 @@ import argparse
 import sys
 
 from engine.variants import get_variant, variant_names
+from protocol.training.cli import bounded
 
 __all__ = ["add_egtb"]
-
-
-def _count(name: str, low: int, high: int):
-    def read(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, not {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, not {value}")
-        return value
-    return read
 
 
 def add_egtb(subparsers) -> None:
@@ -52,9 +41,9 @@ def add_egtb(subparsers) -> None:
                                    "already on disk are checked and reused, so an interrupted "
                                    "build goes on where it stopped.")
     common(b)
-    b.add_argument("--pieces", type=_count("pieces", 2, MAX_PIECES), required=True,
+    b.add_argument("--pieces", type=bounded(int, "pieces", 2, MAX_PIECES), required=True,
                    help=f"most pieces on the board, 2..{MAX_PIECES}")
-    b.add_argument("--workers", type=_count("workers", 1, 256), default=1,
+    b.add_argument("--workers", type=bounded(int, "workers", 1, 256), default=1,
                    help="threads solving independent slices at once (default 1)")
     b.set_defaults(run=_run_build)
 

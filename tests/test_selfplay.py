@@ -240,7 +240,7 @@ def test_help_names_the_options():
 @pytest.mark.parametrize("args, words", [
     (["--games", "3"], "--out"),
     (["--out", "x", "--games", "0"], "games must be at least 1"),
-    (["--out", "x", "--games", "3", "--workers", "two"], "workers must be a number"),
+    (["--out", "x", "--games", "3", "--workers", "two"], "workers must be a whole number"),
     (["--out", "x", "--games", "3", "--variant", "chess"], "unknown variant"),
     (["--out", "x", "--games", "3", "--no-forced-capture"], "8x8"),
     (["--out", "x", "--games", "3", "--openings", "no/such/file"], "no/such/file"),

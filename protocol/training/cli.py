@@ -24,7 +24,8 @@ def bounded(kind: Callable[[str], float], name: str, low: float, high: float | N
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, not {text!r}") from None
+            what = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, not {text!r}") from None
         if value != value or value < low or (high is not None and value > high):
             span = f"at least {low}" if high is None else f"between {low} and {high}"
             raise argparse.ArgumentTypeError(f"{name} must be {span}, not {text}")
