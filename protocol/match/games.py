@@ -303,10 +303,7 @@ class EnginePool:
                 self.last_error = str(exc)
                 self.starting -= 1
                 self.cond.notify_all()
-            try:
-                player.abort()
-            except Exception:  # pragma: no cover - best effort on a player that failed
-                pass
+            _abort(player)
             return None
         with self.cond:
             self.starting -= 1
@@ -322,10 +319,7 @@ class EnginePool:
                 self.idle.append(player)
             self.cond.notify_all()
         if broken or self.closed:
-            try:
-                player.abort()
-            except Exception:  # pragma: no cover
-                pass
+            _abort(player)
 
     def abort_all(self) -> None:
         with self.cond:
@@ -334,10 +328,7 @@ class EnginePool:
             self.idle.clear()
             self.cond.notify_all()
         for player in players:
-            try:
-                player.abort()
-            except Exception:  # pragma: no cover
-                pass
+            _abort(player)
 
     def close_all(self) -> None:
         with self.cond:
@@ -348,6 +339,14 @@ class EnginePool:
                 player.close()
             except Exception:  # pragma: no cover
                 player.abort()
+
+
+def _abort(player: Player) -> None:
+    """Ends a player's process, best effort: it may already have failed or gone."""
+    try:
+        player.abort()
+    except Exception:  # pragma: no cover
+        pass
 
 
 # -- one scheduled game, on this machine or a cluster worker ---------------------------------
