@@ -21,26 +21,40 @@ cdef extern from *:
     """
     #include <stdlib.h>
     #include <string.h>
-    #if defined(__linux__)
+    #if !defined(_WIN32)
     #include <sys/mman.h>
     #endif
-    /* The hash table on 2 MB-aligned memory, marked for transparent huge pages where Linux has
-       them: a fresh table then costs a page fault per 2 MB instead of per 4 KB, which is what
-       made the first search after start-up slow (16,000 faults for 64 MB). Zeroed. */
+    /* The hash table: fresh anonymous pages on Linux and other POSIX systems, which read as
+       zero and cost nothing until first written, so an engine starts at once whatever its
+       hash size. Marked for transparent huge pages where Linux has them: faulting a page in
+       then costs one fault per 2 MB instead of per 4 KB (16,000 faults for 64 MB, which is
+       what made a first search slow). damka_table_touch faults every page in ahead of use. */
     static void* damka_table_alloc(size_t bytes) {
-        void* p = NULL;
-        size_t align = 2u * 1024u * 1024u;
     #if defined(_WIN32)
-        p = calloc(1, bytes);
+        return calloc(1, bytes);
     #else
-        if (bytes < align) align = 64;
-        if (posix_memalign(&p, align, bytes) != 0) return NULL;
+        void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
     #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (align > 64) madvise(p, bytes, MADV_HUGEPAGE);
-    #endif
-        memset(p, 0, bytes);
+        madvise(p, bytes, MADV_HUGEPAGE);
     #endif
         return p;
+    #endif
+    }
+    static void damka_table_free(void* p, size_t bytes) {
+        if (p == NULL) return;
+    #if defined(_WIN32)
+        free(p);
+    #else
+        munmap(p, bytes);
+    #endif
+    }
+    /* Write every page of the table without changing a word (an atomic add of zero), so that
+       it can run while searches read and write the table. */
+    static void damka_table_touch(void* p, size_t bytes) {
+        unsigned long long* w = (unsigned long long*)p;
+        size_t step = 4096 / sizeof(unsigned long long), n = bytes / sizeof(unsigned long long), i;
+        for (i = 0; i < n; i += step) __atomic_fetch_add(&w[i], 0ULL, __ATOMIC_RELAXED);
     }
     /* Table words are read and written whole (relaxed atomics: no lock, no fence); another
        thread may change the word next to it in between, which the key check catches. */
@@ -54,6 +68,8 @@ cdef extern from *:
     static inline void damka_store_int(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
     """
     void* damka_table_alloc(size_t bytes) nogil
+    void damka_table_free(void* p, size_t bytes) nogil
+    void damka_table_touch(void* p, size_t bytes) nogil
     uint64_t damka_load64(const uint64_t* p) noexcept nogil
     void damka_store64(uint64_t* p, uint64_t v) noexcept nogil
     int damka_load_int(const int* p) noexcept nogil
@@ -748,6 +764,8 @@ cdef class Searcher:
     cdef object learned_core
     cdef bint owns_table        # False for a helper, whose table is its main Searcher's
     cdef object table_owner     # that main Searcher, kept alive while its table is used
+    cdef size_t table_bytes     # the size of its own table
+    cdef bint table_fresh       # its own table is still all zero: nothing to clear
     cdef object egtb_solver
 
     def __cinit__(self):
@@ -758,7 +776,7 @@ cdef class Searcher:
     def __dealloc__(self):
         if self.s != NULL:
             if self.owns_table:
-                free(self.s.tt)
+                damka_table_free(self.s.tt, self.table_bytes)
             free(self.s)
             self.s = NULL
 
@@ -810,20 +828,34 @@ cdef class Searcher:
             self.table_owner = None
         while buckets * 2 * 64 <= (<uint64_t>hash_mb) * 1024 * 1024:
             buckets *= 2
-        free(self.s.tt)
+        if self.owns_table:
+            damka_table_free(self.s.tt, self.table_bytes)
         self.s.tt = NULL
+        self.owns_table = False
         self.s.tt = <TTEntry*>damka_table_alloc(buckets * 4 * sizeof(TTEntry))
         if self.s.tt == NULL:
             raise MemoryError(f"cannot allocate a {hash_mb} MB hash table")
+        self.table_bytes = buckets * 4 * sizeof(TTEntry)
         self.s.tt_mask = buckets - 1
         self.hash_mb = hash_mb
         self.owns_table = True
+        self.table_fresh = True
+
+    def touch_table(self):
+        """Bring every page of its own hash table into memory now (the first search would
+        otherwise take the page faults). Safe while searches use the table; holds no GIL, so
+        it can run on a thread of its own."""
+        if not self.owns_table or self.s.tt == NULL:
+            return
+        with nogil:
+            damka_table_touch(self.s.tt, self.table_bytes)
 
     def clear(self):
         """Forget everything learned: hash table (its own: not a helper's), killers and
         history (a new game)."""
-        if self.owns_table:
-            memset(self.s.tt, 0, (self.s.tt_mask + 1) * 4 * sizeof(TTEntry))
+        if self.owns_table and not self.table_fresh:
+            memset(self.s.tt, 0, self.table_bytes)
+            self.table_fresh = True
         memset(self.s.killers, 0, sizeof(self.s.killers))
         memset(self.s.history, 0, sizeof(self.s.history))
 
@@ -868,8 +900,9 @@ cdef class Searcher:
         if m.tt == NULL:
             raise ValueError("the main Searcher has no hash table")
         if self.owns_table:
-            free(s.tt)
+            damka_table_free(s.tt, self.table_bytes)
             self.owns_table = False
+        main.table_fresh = False
         s.tt = m.tt
         s.tt_mask = m.tt_mask
         s.age = m.age
@@ -912,12 +945,20 @@ cdef class Searcher:
 
     def start(self, double deadline=0.0, uint64_t node_limit=0):
         """Reset the node count and stop flag; deadline is an absolute monotonic time."""
+        self._written()
         self.s.iteration = 0
         self.s.nodes = 0
         self.s.stop = 0
         self.s.sel_depth = 0
         self.s.deadline = deadline
         self.s.node_limit = node_limit
+
+    cdef void _written(self):
+        """The table is about to be written: clear() has work to do again."""
+        if self.owns_table:
+            self.table_fresh = False
+        elif self.table_owner is not None:
+            (<Searcher>self.table_owner).table_fresh = False
 
     def set_iteration(self, int depth):
         """The main search begins iteration ``depth``: its helpers go deeper from now on."""
@@ -956,6 +997,7 @@ cdef class Searcher:
         cdef Pos child
         cdef Move* m
         cdef int score
+        self._written()
         if not 0 <= index < self.root_moves.count:
             raise IndexError("no such root move")
         m = &self.root_moves.moves[index]
@@ -984,6 +1026,7 @@ cdef class Searcher:
 
     def store_root(self, int depth, int score, int best_index):
         """Record the root result in the hash table so the next iteration starts from it."""
+        self._written()
         tt_store(self.s, self.s.keys[self.s.history_len], depth, TT_EXACT, score, best_index, 0)
 
     def hash_move(self):
@@ -1020,6 +1063,7 @@ def table_stress(Searcher searcher, uint64_t seed, int rounds, int keys=8):
     cdef SearchState* s = searcher.s
     if s.tt == NULL or keys < 1:
         raise ValueError("table_stress needs a Searcher with a table and at least one key")
+    searcher._written()
     with nogil:
         for i in range(rounds):
             k = splitmix(&state) % <uint64_t>keys
@@ -1044,6 +1088,7 @@ def table_half_written(Searcher searcher, uint64_t key_a, uint64_t key_b):
     cdef int score, depth, flag, move, i, found_a, found_b
     if s.tt == NULL:
         raise ValueError("table_half_written needs a Searcher with a table")
+    searcher._written()
     key_b = (key_b & ~s.tt_mask) | (key_a & s.tt_mask)  # the same bucket
     bucket = &s.tt[(key_a & s.tt_mask) * 4]
     stress_data(key_a, &score, &depth, &flag, &move)

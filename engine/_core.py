@@ -8,7 +8,6 @@ pure-Python fallback: a missing extension fails loudly with the command that bui
 from __future__ import annotations
 
 import importlib
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from types import ModuleType
 
@@ -96,5 +95,7 @@ def divide(variant: Variant, position: Position, depth: int,
 
 def _parallel_perft(rules, items: list[tuple], depth: int, threads: int) -> list[int]:
     """Perft ``depth`` of each (white, black, kings, white_to_move), on ``threads`` threads."""
+    from concurrent.futures import ThreadPoolExecutor  # (here: it costs start-up 8 ms)
+
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="damka-perft") as pool:
         return list(pool.map(lambda item: _movegen.perft(rules, *item, depth), items))

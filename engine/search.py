@@ -20,7 +20,6 @@ import functools
 import os
 import threading
 from collections import abc
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -37,6 +36,7 @@ from .variants import Variant, get_variant
 
 if TYPE_CHECKING:  # the databases need numpy: imported only when used
     from .egtb.probe import EgtbValue, Tablebase
+    from concurrent.futures import Future
 
 _search = _core.compiled("search")
 INFINITY, MATE_SCORE, MATE_THRESHOLD = _search.INFINITY, _search.MATE_SCORE, _search.MATE_THRESHOLD
@@ -210,7 +210,9 @@ class Engine:
     level only: the weaker levels' budgets are one thread's). ``egtb`` is a directory of
     endgame databases (or a Tablebase): the search probes them and, in a database position,
     plays only moves that keep its value (docs/egtb.md). One search runs at a time;
-    ``stop`` and ``ponderhit`` may be called from any thread.
+    ``stop`` and ``ponderhit`` may be called from any thread. The hash table's pages are
+    brought into memory on a thread of their own (``prefault``), at once unless
+    ``prefault=False`` (a front end that first wants to answer fast calls it later).
     """
 
     def __init__(
@@ -224,6 +226,7 @@ class Engine:
         evaluation: str | None = None,
         threads: int = 1,
         egtb: "str | os.PathLike | Tablebase | None" = None,
+        prefault: bool = True,
     ):
         self.variant: Variant = get_variant(variant)
         check_threads(threads)
@@ -244,6 +247,8 @@ class Engine:
         rules = _core.core_rules(self.variant)
         self._searcher = Searcher(rules, self.variant.name, hash_mb, *counts)
         self._searcher.set_evaluation(learned)
+        #: the thread bringing the table's pages into memory (see prefault)
+        self._touching: threading.Thread | None = None
         self.egtb: Tablebase | None = _open_egtb(self.variant, egtb)
         if self.egtb is not None:
             self._searcher.set_egtb(self.egtb.memory_solver(), self.egtb.max_pieces)
@@ -265,6 +270,8 @@ class Engine:
         self._control = threading.Lock()
         self._stop_requested = False
         self._current: _RootSearch | None = None
+        if prefault:
+            self.prefault()
 
     # -- settings --------------------------------------------------------------------------
 
@@ -278,12 +285,49 @@ class Engine:
             raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
         with self._busy:
             self._join_helpers()
+            self._settle_table()  # (it writes the old table)
             self._searcher.resize(hash_mb)
+        self.prefault()
+
+    def prefault(self) -> None:
+        """Bring every page of the hash table into memory on a thread of its own. A new table
+        costs nothing until written, and the page faults (tens of milliseconds for 64 MB) would
+        otherwise fall on the first searches; searches may run meanwhile."""
+        with self._busy:
+            self._settle_table()
+            self._touching = threading.Thread(target=self._searcher.touch_table,
+                                              name="damka-hash-pages", daemon=True)
+            self._touching.start()
+
+    def _settle_table(self) -> None:
+        if self._touching is not None:
+            self._touching.join()
+            self._touching = None
+
+    def warm(self) -> None:
+        """Run a tiny search on a scratch table, so that the code, the evaluation's tables
+        and the databases are in memory before the first real search. This engine's table,
+        killers and history are left as they were (its pages come in with ``prefault``)."""
+        rules, name, _, *counts = self._searcher_args
+        scratch = Searcher(rules, name, 1, *counts)
+        scratch.set_evaluation(self._learned)
+        if self.egtb is not None:
+            scratch.set_egtb(self.egtb.memory_solver(), self.egtb.max_pieces)
+        with self._busy:
+            self._join_helpers()
+            main, helpers = self._searcher, self._helpers
+            self._searcher, self._helpers = scratch, []
+        try:
+            self.search(Board(self.variant), Limits(depth=3))
+        finally:
+            with self._busy:
+                self._searcher, self._helpers = main, helpers
 
     def clear(self) -> None:
         """Forget the hash table, killers and history: a new game, or a reproducible search."""
         with self._busy:
             self._join_helpers()
+            self._settle_table()  # (a write of its could bring back a cleared entry)
             self._searcher.clear()
             for helper in self._helpers:
                 helper.clear()
@@ -357,6 +401,8 @@ class Engine:
     ) -> "Future[SearchResult]":
         """Start ``search`` in a thread and return its Future; stop() works from the moment
         this returns. ``clock_start`` (on the ``now()`` clock) is when the request came in."""
+        from concurrent.futures import Future  # (here: it costs start-up 8 ms)
+
         self._begin()
         future: Future[SearchResult] = Future()
         future.set_running_or_notify_cancel()

@@ -293,8 +293,8 @@ def test_stop_a_blocking_search(threads):
     engine = Engine("russian", hash_mb=8, threads=threads)
     board = Board("russian")
     timer = threading.Timer(0.2, engine.stop)
+    start = time.perf_counter()  # (before the timer starts: its 0.2 s may begin at once)
     timer.start()
-    start = time.perf_counter()
     result = engine.search(board)  # no limits: until stopped
     assert 0.2 <= time.perf_counter() - start < 0.2 + LOAD  # ended by the stop, not before
     assert result.best_move in board.legal_moves
@@ -458,3 +458,33 @@ def test_the_line_is_worked_out_from_the_searched_position_even_after_the_board_
         assert move in replay.legal_moves
         replay.push(move)
     assert len(result.pv) >= 4 and result.pv[:2] == (result.best_move, result.ponder_move)
+
+
+def _nodes_to_depth(engine: Engine, depth: int = 7) -> int:
+    return engine.search(Board("international"), Limits(depth=depth)).nodes
+
+
+def test_pages_brought_in_during_a_search_change_nothing():
+    """The table's pages come in on a thread of their own (prefault) while the first search
+    already writes the table: the search is the same as on a table faulted in beforehand."""
+    racing = Engine("international", hash_mb=32)  # prefaulting from its creation on
+    settled = Engine("international", hash_mb=32, prefault=False)
+    settled.prefault()
+    settled.clear()  # (waits for the pages)
+    assert _nodes_to_depth(racing) == _nodes_to_depth(settled)
+
+
+def test_warm_leaves_the_engine_as_it_was():
+    """warm() searches on a scratch table: the engine's next search is that of a new engine."""
+    warmed = Engine("international", hash_mb=16, prefault=False)
+    warmed.warm()
+    assert _nodes_to_depth(warmed) == _nodes_to_depth(Engine("international", hash_mb=16))
+
+
+def test_clear_and_resize_while_pages_come_in():
+    engine = Engine("russian", hash_mb=64)
+    engine.resize(8)  # the old table's page thread is waited for before it is freed
+    engine.clear()
+    first = engine.search(Board("russian"), Limits(depth=6)).nodes
+    engine.clear()
+    assert engine.search(Board("russian"), Limits(depth=6)).nodes == first

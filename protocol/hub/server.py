@@ -187,10 +187,6 @@ class HubServer:
     # -- handshake and parameters ----------------------------------------------------------
 
     def cmd_hub(self, args: dict) -> None:
-        # build and warm the engine for the default parameters while the GUI reads our answer
-        self._warm_thread = threading.Thread(target=self._prepare, name="damka-hub-prepare",
-                                             daemon=True)
-        self._warm_thread.start()
         self.send("id", name="damka", version=__version__, author="damka developers", country="NL")
         p = self.params
         self.send("param", name="variant", value=p.variant.hub_name, type="enum",
@@ -207,6 +203,12 @@ class HubServer:
         self.send("param", name="line-pacing", value=p.line_pacing_ms, type="int", min=0, max=100)
         self.send("param", name="egtb-path", value=p.egtb_path, type="string")
         self.send("wait")
+        # build and warm the engine for the default parameters while the GUI reads our answer
+        # and sets its parameters (started after the answer: a thread busy importing would
+        # hold up each of our writes by a GIL switch interval)
+        self._warm_thread = threading.Thread(target=self._prepare, name="damka-hub-prepare",
+                                             daemon=True)
+        self._warm_thread.start()
 
     def cmd_set_param(self, args: dict) -> None:
         if "name" not in args:
@@ -279,7 +281,7 @@ class HubServer:
         The search modules are imported here, not at start-up, so that the handshake comes
         fast. ``warm`` also runs a tiny search and clears the table once per engine: the code,
         the evaluation's tables and every page of the hash table are then in memory."""
-        from engine.search import Engine, Limits
+        from engine.search import Engine
         from engine.timeman import TimeSettings
 
         warming = self._warm_thread
@@ -289,10 +291,15 @@ class HubServer:
             p = self.params
             key = (self.variant, p.hash_mb, p.egtb_path)
             if self._engine is None or self._engine_key != key:
-                from engine.egtb import shared_tablebase
+                tables = None
+                if p.egtb_path:  # (the databases' modules load numpy: only when asked for)
+                    from engine.egtb import shared_tablebase
 
-                tables = shared_tablebase(self.variant, p.egtb_path) if p.egtb_path else None
-                self._engine = Engine(self.variant, hash_mb=p.hash_mb, egtb=tables)
+                    tables = shared_tablebase(self.variant, p.egtb_path)
+                # (the table's pages come in after the warm-up: faulting them in at once
+                # would hold up its memory allocations and with them `ready`)
+                self._engine = Engine(self.variant, hash_mb=p.hash_mb, egtb=tables,
+                                      prefault=not warm)
                 self._engine_key = key
             self._engine.set_level(p.level)
             if self._engine.threads != p.threads:
@@ -300,8 +307,8 @@ class HubServer:
             overhead = None if p.move_overhead_ms is None else p.move_overhead_ms / 1000
             self._engine.time_settings = TimeSettings(move_overhead=overhead)
             if warm and self._warm_key != key:
-                self._engine.search(Board(self.variant), Limits(depth=3))
-                self._engine.clear()
+                self._engine.warm()
+                self._engine.prefault()
                 self._warm_key = key
             return self._engine
 
