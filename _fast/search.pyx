@@ -765,7 +765,7 @@ cdef class Searcher:
     cdef bint owns_table        # False for a helper, whose table is its main Searcher's
     cdef object table_owner     # that main Searcher, kept alive while its table is used
     cdef size_t table_bytes     # the size of its own table
-    cdef bint table_fresh       # its own table is still all zero: nothing to clear
+    cdef readonly bint table_fresh  # its own table is still all zero: nothing to clear
     cdef object egtb_solver
 
     def __cinit__(self):

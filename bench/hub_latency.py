@@ -11,7 +11,9 @@ hooks, compiled extension in site-packages), and, for comparison, on this checko
 ``damka`` (usually an editable install). Target (issue 12): under 100 ms on a quiet
 machine; the load is printed next to the figures, and so is the engine's CPU time to
 ``ready``, which a busy machine hardly changes. Ping: answered within 10 ms while
-searching (issue 4).
+searching (issue 4). Last, the nodes of three 0.1 s searches, the first sent straight after
+``ready``: it should reach about what the others do (the hash table's pages come in on their
+own thread meanwhile).
 """
 
 from __future__ import annotations

@@ -327,7 +327,8 @@ class Engine:
         """Forget the hash table, killers and history: a new game, or a reproducible search."""
         with self._busy:
             self._join_helpers()
-            self._settle_table()  # (a write of its could bring back a cleared entry)
+            if not self._searcher.table_fresh:  # (nothing to wait for on an all-zero table)
+                self._settle_table()  # (a write of its could bring back a cleared entry)
             self._searcher.clear()
             for helper in self._helpers:
                 helper.clear()
