@@ -28,19 +28,7 @@ from _fast.movegen cimport (Rules, Pos, Move, MoveList, CoreRules, generate, mak
                             WHITE, BLACK)
 from _fast.egtb cimport Geometry, Dims, Lookup
 
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static inline int egtb_popcount(unsigned long long x) { return (int)__popcnt64(x); }
-    static inline int egtb_lsb(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
-    #else
-    static inline int egtb_popcount(unsigned long long x) { return __builtin_popcountll(x); }
-    static inline int egtb_lsb(unsigned long long x) { return __builtin_ctzll(x); }
-    #endif
-    """
-    int egtb_popcount(unsigned long long x) noexcept nogil
-    int egtb_lsb(unsigned long long x) noexcept nogil
+from _fast.bits cimport popcount, lsb
 
 cdef enum:
     MAXN = 8            # counts per kind 0..7 in a signature
@@ -105,11 +93,11 @@ cdef inline uint64_t _rank_set(uint64_t bits, uint64_t below_mask_src, const Geo
     cdef int i = 1
     cdef int b, rank
     while bits:
-        b = egtb_lsb(bits)
+        b = lsb(bits)
         bits &= bits - 1
         rank = g.sq_of[b] - offset
         if below_mask_src:
-            rank -= egtb_popcount(below_mask_src & (((<uint64_t>1) << b) - 1))
+            rank -= popcount(below_mask_src & (((<uint64_t>1) << b) - 1))
         idx += BINOM[rank][i]
         i += 1
     return idx
@@ -197,7 +185,7 @@ cdef inline uint64_t _flip_bits(const Geometry* g, uint64_t b) noexcept nogil:
     cdef uint64_t out = 0
     cdef int x
     while b:
-        x = egtb_lsb(b)
+        x = lsb(b)
         b &= b - 1
         out |= (<uint64_t>1) << g.flip[x]
     return out
@@ -221,10 +209,10 @@ cdef int lookup(const Lookup* lk, const Pos* child) noexcept nogil:
     normalise(lk.g, child, &n)
     cdef uint64_t wk = n.pieces[WHITE] & n.kings
     cdef uint64_t bk = n.pieces[BLACK] & n.kings
-    cdef int nwk = egtb_popcount(wk)
-    cdef int nbk = egtb_popcount(bk)
-    cdef int nwm = egtb_popcount(n.pieces[WHITE]) - nwk
-    cdef int nbm = egtb_popcount(n.pieces[BLACK]) - nbk
+    cdef int nwk = popcount(wk)
+    cdef int nbk = popcount(bk)
+    cdef int nwm = popcount(n.pieces[WHITE]) - nwk
+    cdef int nbm = popcount(n.pieces[BLACK]) - nbk
     if nwm + nwk == 0:
         return LOSS0        # no pieces: lost, nothing left to play
     if nbm + nbk == 0:
@@ -525,7 +513,7 @@ cdef class Solver:
         cdef uint64_t out = 0
         cdef int s
         while squares:
-            s = egtb_lsb(squares)
+            s = lsb(squares)
             squares &= squares - 1
             if s >= self.geo.nsq:
                 raise ValueError(f"square {s} is off the board")
@@ -536,7 +524,7 @@ cdef class Solver:
         cdef uint64_t out = 0
         cdef int b
         while bits:
-            b = egtb_lsb(bits)
+            b = lsb(bits)
             bits &= bits - 1
             out |= (<uint64_t>1) << self.geo.sq_of[b]
         return out
@@ -555,10 +543,10 @@ cdef class Solver:
         cdef Pos p, n
         self._load(&p, white, black, kings, white_to_move)
         normalise(&self.geo, &p, &n)
-        cdef int nwk = egtb_popcount(n.pieces[WHITE] & n.kings)
-        cdef int nbk = egtb_popcount(n.pieces[BLACK] & n.kings)
-        cdef int nwm = egtb_popcount(n.pieces[WHITE]) - nwk
-        cdef int nbm = egtb_popcount(n.pieces[BLACK]) - nbk
+        cdef int nwk = popcount(n.pieces[WHITE] & n.kings)
+        cdef int nbk = popcount(n.pieces[BLACK] & n.kings)
+        cdef int nwm = popcount(n.pieces[WHITE]) - nwk
+        cdef int nbm = popcount(n.pieces[BLACK]) - nbk
         if nwm + nwk == 0 or nbm + nbk == 0:
             return None, 0
         if max(nwm, nwk, nbm, nbk) >= MAXN:

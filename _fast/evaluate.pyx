@@ -10,18 +10,11 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memset, strcmp
 
 from _fast.movegen cimport Rules, Pos, WHITE, BLACK, fill_cones
-
-cdef extern from *:
-    """
-    static inline int damka_popcount3(unsigned long long x) { return __builtin_popcountll(x); }
-    static inline int damka_lsb3(unsigned long long x) { return __builtin_ctzll(x); }
-    """
-    int damka_popcount3(unsigned long long x) noexcept nogil
-    int damka_lsb3(unsigned long long x) noexcept nogil
+from _fast.bits cimport popcount, lsb
 
 
 cdef inline int pc(uint64_t b) noexcept nogil:
-    return damka_popcount3(b)
+    return popcount(b)
 
 
 cdef inline int bit_of(int size, int s) noexcept nogil:
@@ -105,7 +98,7 @@ cdef int side_score(const EvalParams* e, const Pos* p, int side) noexcept nogil:
         row = togo if side == WHITE else size - 1 - togo
         runners |= men & e.rows[row]
     while runners:
-        sq = damka_lsb3(runners)
+        sq = lsb(runners)
         runners &= runners - 1
         if not (e.cone[side][sq] & opp):
             row = 0

@@ -36,18 +36,12 @@ from cython cimport floating
 from libc.math cimport floor
 
 from _fast.movegen cimport Rules, Pos, CoreRules, WHITE, BLACK, fill_cones
+from _fast.bits cimport popcount, lsb
 
 cdef extern from *:
     """
     #if defined(_MSC_VER)
     #include <intrin.h>
-    static inline int damka_popcount4(unsigned long long x) { return (int)__popcnt64(x); }
-    static inline int damka_lsb4(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
-    #else
-    static inline int damka_popcount4(unsigned long long x) { return __builtin_popcountll(x); }
-    static inline int damka_lsb4(unsigned long long x) { return __builtin_ctzll(x); }
-    #endif
-    #if defined(_MSC_VER)
     static inline unsigned long long damka_mulhi(unsigned long long a, unsigned long long b) { return __umulh(a, b); }
     #else
     static inline unsigned long long damka_mulhi(unsigned long long a, unsigned long long b) {
@@ -55,8 +49,6 @@ cdef extern from *:
     }
     #endif
     """
-    int damka_popcount4(unsigned long long x) noexcept nogil
-    int damka_lsb4(unsigned long long x) noexcept nogil
     unsigned long long damka_mulhi(unsigned long long a, unsigned long long b) noexcept nogil
 
 #: bumped whenever the meaning of a feature changes (part of the layout fingerprint)
@@ -78,7 +70,7 @@ SCALAR_GROUPS = (
 
 
 cdef inline int pc(uint64_t b) noexcept nogil:
-    return damka_popcount4(b)
+    return popcount(b)
 
 
 cdef inline int iabs(int x) noexcept nogil:
@@ -393,7 +385,7 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
         for j in range(6):
             run[j] = 0
         while cand:
-            sq = damka_lsb4(cand)
+            sq = lsb(cand)
             cand &= cand - 1
             if (wm >> sq) & 1:
                 if not (L.cone[WHITE][sq] & b):
@@ -409,12 +401,12 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
         emit(s, L.f_king_mobility, king_mobility(L, wk, empty) - king_mobility(L, bk, empty))
         cand = wk
         while cand:
-            sq = damka_lsb4(cand)
+            sq = lsb(cand)
             cand &= cand - 1
             emit(s, L.f_king_square + L.square_of_bit[sq], 1)
         cand = bk
         while cand:
-            sq = damka_lsb4(cand)
+            sq = lsb(cand)
             cand &= cand - 1
             emit(s, L.f_king_square + L.nsq - 1 - L.square_of_bit[sq], -1)
 

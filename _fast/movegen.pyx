@@ -8,33 +8,13 @@ the Python rules record by ``CoreRules``. Hot paths are C only (``noexcept nogil
 from libc.stdint cimport uint64_t, uint32_t, uint8_t, int8_t
 from libc.string cimport memcpy
 
-BACKEND = "cython"
+from _fast.bits cimport popcount, lsb
 
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static inline int damka_popcount(unsigned long long x) { return (int)__popcnt64(x); }
-    static inline int damka_lsb(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
-    #else
-    static inline int damka_popcount(unsigned long long x) { return __builtin_popcountll(x); }
-    static inline int damka_lsb(unsigned long long x) { return __builtin_ctzll(x); }
-    #endif
-    """
-    int damka_popcount(unsigned long long x) noexcept nogil
-    int damka_lsb(unsigned long long x) noexcept nogil
+BACKEND = "cython"
 
 
 # ---------------------------------------------------------------------------------------
 # Board geometry
-
-cdef inline int popcount(uint64_t b) noexcept nogil:
-    return damka_popcount(b)
-
-
-cdef inline int lsb(uint64_t b) noexcept nogil:
-    return damka_lsb(b)
-
 
 cdef inline uint64_t shift(uint64_t b, int d, const Rules* r) noexcept nogil:
     """All of ``b`` moved one diagonal step in direction d (0 UL, 1 UR, 2 DL, 3 DR)."""

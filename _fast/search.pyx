@@ -65,6 +65,15 @@ cdef extern from *:
         __atomic_store_n(p, v, __ATOMIC_RELAXED);
     }
     static inline int damka_load_int(const int* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+    /* A helper's completed iteration is published under a sequence count (odd while it is
+       being written), so that the main search never reads half of one. */
+    static inline int damka_load_acquire_int(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void damka_store_release_int(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline void damka_fence_acquire(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+    static inline void damka_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+    static inline int damka_cas_int(int* p, int expected, int desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    }
     static inline void damka_store_int(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
     """
     void* damka_table_alloc(size_t bytes) nogil
@@ -73,6 +82,11 @@ cdef extern from *:
     uint64_t damka_load64(const uint64_t* p) noexcept nogil
     void damka_store64(uint64_t* p, uint64_t v) noexcept nogil
     int damka_load_int(const int* p) noexcept nogil
+    int damka_load_acquire_int(const int* p) noexcept nogil
+    void damka_store_release_int(int* p, int v) noexcept nogil
+    void damka_fence_acquire() noexcept nogil
+    void damka_fence_release() noexcept nogil
+    int damka_cas_int(int* p, int expected, int desired) noexcept nogil
     void damka_store_int(int* p, int v) noexcept nogil
 from libc.string cimport memset, memcpy
 from libc.math cimport log
@@ -84,6 +98,7 @@ from _fast.movegen cimport (
     generate, generate_captures, has_capture, count_quiet, make_move,
 )
 from _fast.evaluate cimport EvalParams, evaluate, init_eval
+from _fast.bits cimport popcount, lsb
 from _fast.learned cimport LearnedEval, EvalCore, learned_evaluate
 from _fast.egtb cimport Lookup, Solver, lookup as egtb_lookup
 
@@ -102,12 +117,8 @@ cdef extern from *:
         return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
     }
     #endif
-    static inline int damka_popcount2(unsigned long long x) { return __builtin_popcountll(x); }
-    static inline int damka_lsb2(unsigned long long x) { return __builtin_ctzll(x); }
     """
     double damka_now() noexcept nogil
-    int damka_popcount2(unsigned long long x) noexcept nogil
-    int damka_lsb2(unsigned long long x) noexcept nogil
 
 cdef enum:
     MAX_PLY = 128
@@ -170,7 +181,13 @@ ctypedef struct SearchState:
     int pv_len[MAX_PLY]
     int helper                 # 0: the main search; k > 0: the k-th helper thread
     int iteration              # main: the depth of the iteration it is in (helpers read it)
+    int depth_limit            # main: the deepest iteration it will search (helpers stop there)
     SearchState* leader        # helper: the main search's state
+    int done_seq               # helper: odd while its done_* fields are being written
+    int done_depth             # helper: its deepest completed iteration (0: none yet)
+    int done_score             # ... its score, and its principal variation
+    int done_pv_len
+    Move done_pv[MAX_PLY]
 
 
 # ---------------------------------------------------------------------------------------
@@ -229,7 +246,7 @@ cdef uint64_t position_key(const Pos* p) noexcept nogil:
     for side in range(2):
         b = p.pieces[side]
         while b:
-            sq = damka_lsb2(b)
+            sq = lsb(b)
             b &= b - 1
             key ^= ZOBRIST[piece_kind(p, side, (<uint64_t>1) << sq)][sq]
     if p.side == BLACK:
@@ -248,7 +265,7 @@ cdef uint64_t key_after(const Pos* p, uint64_t key, const Move* m) noexcept nogi
         kind += 2
     key ^= ZOBRIST[kind][m.dest]
     while c:
-        sq = damka_lsb2(c)
+        sq = lsb(c)
         c &= c - 1
         key ^= ZOBRIST[piece_kind(p, 1 - side, (<uint64_t>1) << sq)][sq]
     return key
@@ -352,7 +369,7 @@ cdef inline int endgame_kind(const Pos* p) noexcept nogil:
         lone = p.pieces[side]
         other = p.pieces[1 - side]
         if lone and not (lone & (lone - 1)) and (lone & p.kings) and (other & p.kings):
-            n_other = damka_popcount2(other)
+            n_other = popcount(other)
             if n_other == 3:
                 return 16
             if n_other <= 2:
@@ -451,7 +468,7 @@ cdef int egtb_score(SearchState* s, const Pos* p, int ply) noexcept nogil:
     """The databases' score of a position within their piece count and with no capture
     pending, else NO_TB. Wins come sooner the nearer the root."""
     cdef int v, plies
-    if damka_popcount2(p.pieces[0] | p.pieces[1]) > s.egtb_pieces or has_capture(&s.rules, p):
+    if popcount(p.pieces[0] | p.pieces[1]) > s.egtb_pieces or has_capture(&s.rules, p):
         return NO_TB
     v = egtb_lookup(s.egtb, p)
     if v < 0 or v == 255:
@@ -526,7 +543,7 @@ cdef void order_moves(SearchState* s, const Pos* p, MoveList* ml, int tt_move, i
         if i == tt_move:
             scores[i] = 1 << 30
         elif m.captured:
-            scores[i] = (1 << 28) + m.ncapt * 64 + damka_popcount2(m.captured & p.kings) * 16
+            scores[i] = (1 << 28) + m.ncapt * 64 + popcount(m.captured & p.kings) * 16
         else:
             q = quiet_id(m)
             if q == s.killers[ply][0]:
@@ -714,6 +731,29 @@ cdef int skip_depth(int helper, int depth) noexcept nogil:
     return ((depth + j) // run) % 2
 
 
+cdef enum:
+    STOP_SEARCH = 1            # stop(), the deadline or the node limit: the search ends
+    STOP_HELPER_AHEAD = 2      # a helper completed this iteration: the main search takes it
+
+
+cdef bint publish_iteration(SearchState* s, int depth, int score) noexcept nogil:
+    """A helper completed iteration ``depth`` with an exact score: publish it, and when the
+    main search is still on that iteration (or a shallower one), tell it to take this one
+    instead of finishing its own (it gets the result sooner: time to depth). Returns whether
+    it told the main search (which then goes on at depth + 1)."""
+    cdef int seq = s.done_seq
+    damka_store_int(&s.done_seq, seq + 1)
+    damka_fence_release()
+    s.done_depth = depth
+    s.done_score = score
+    s.done_pv_len = s.pv_len[0]
+    memcpy(s.done_pv, s.pv[0], s.pv_len[0] * sizeof(Move))
+    damka_store_release_int(&s.done_seq, seq + 2)
+    if s.pv_len[0] > 0 and 2 <= damka_load_int(&s.leader.iteration) <= depth:
+        return damka_cas_int(&s.leader.stop, 0, STOP_HELPER_AHEAD)
+    return 0
+
+
 cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
     """Iterative deepening with aspiration windows, as the main search does at its root."""
     cdef int depth = 0, score = 0, delta, alpha, beta, leading
@@ -726,7 +766,7 @@ cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
             depth = leading + 1
         while skip_depth(s.helper, depth):
             depth += 1
-        if depth > HELPER_MAX_DEPTH:
+        if depth > HELPER_MAX_DEPTH or depth > damka_load_int(&s.leader.depth_limit):
             break
         alpha, beta = -INF, INF
         delta = HELPER_WINDOW
@@ -747,6 +787,8 @@ cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
             if delta > 400:
                 alpha, beta = -INF, INF
         have_score = 1
+        if publish_iteration(s, depth, score):
+            depth += 1  # the main search goes on at depth + 1: stay a ply ahead of it
 
 
 # ---------------------------------------------------------------------------------------
@@ -923,6 +965,9 @@ cdef class Searcher:
         self.root = main.root
         s.helper = helper
         s.leader = m
+        s.done_seq = 0
+        s.done_depth = 0
+        s.done_pv_len = 0
         memset(s.killers, 0, sizeof(s.killers))
         s.nodes = 0
         s.stop = 0
@@ -947,6 +992,7 @@ cdef class Searcher:
         """Reset the node count and stop flag; deadline is an absolute monotonic time."""
         self._written()
         self.s.iteration = 0
+        self.s.depth_limit = HELPER_MAX_DEPTH
         self.s.nodes = 0
         self.s.stop = 0
         self.s.sel_depth = 0
@@ -964,6 +1010,10 @@ cdef class Searcher:
         """The main search begins iteration ``depth``: its helpers go deeper from now on."""
         damka_store_int(&self.s.iteration, depth)
 
+    def set_depth_limit(self, int depth):
+        """The main search goes no deeper than ``depth``: nor do its helpers."""
+        damka_store_int(&self.s.depth_limit, depth)
+
     def set_deadline(self, double deadline):
         self.s.deadline = deadline
 
@@ -976,7 +1026,50 @@ cdef class Searcher:
 
     @property
     def stopped(self):
+        """Whether the search was interrupted: stopped, or told that a helper is ahead
+        (take_helper_ahead tells which)."""
         return bool(self.s.stop)
+
+    def take_helper_ahead(self):
+        """If the search was interrupted only because a helper completed the iteration it
+        was on, clear that and return True (the search may go on); else False."""
+        return bool(damka_cas_int(&self.s.stop, STOP_HELPER_AHEAD, 0))
+
+    def helper_iteration(self, Searcher helper):
+        """The deepest iteration ``helper`` has completed in this search, as (depth, score,
+        root move index, pv) with the pv as pv() gives it; None when it has completed none
+        (or its line does not start with one of this root's moves)."""
+        cdef SearchState* h = helper.s
+        cdef int seq, depth = 0, score = 0, n = 0, tries, i
+        cdef Move line[MAX_PLY]
+        cdef Move* m
+        for tries in range(1000):
+            seq = damka_load_acquire_int(&h.done_seq)
+            if seq & 1:
+                continue
+            depth = h.done_depth
+            score = h.done_score
+            n = h.done_pv_len
+            if n < 0 or n > MAX_PLY:
+                continue
+            memcpy(line, h.done_pv, n * sizeof(Move))
+            damka_fence_acquire()
+            if damka_load_int(&h.done_seq) == seq:
+                break
+        else:
+            return None
+        if depth < 1 or n < 1:
+            return None
+        for i in range(self.root_moves.count):
+            m = &self.root_moves.moves[i]
+            if m.origin == line[0].origin and m.dest == line[0].dest \
+                    and m.captured == line[0].captured:
+                break
+        else:
+            return None
+        pv = [(self.core.square(line[k].origin), self.core.square(line[k].dest),
+               self.core.from_bits(line[k].captured), bool(line[k].promote)) for k in range(n)]
+        return depth, score, i, pv
 
     @property
     def nodes(self):

@@ -9,10 +9,10 @@ For the international start and a middlegame position:
 
 * one thread searches for ``--seconds``; its last completed depth D and when it completed;
 * N threads search for the same time: total nodes per second against one thread's;
-* N threads search to depth D: the time it takes against one thread's time to D;
-* the main thread's nodes to D on N threads over one thread's nodes to D, over several runs:
-  what the time-to-depth ratio is when every thread runs at full speed (a loaded machine
-  cannot show that in seconds, and Lazy SMP varies from run to run).
+* N threads search to depth D: the time it takes against one thread's time to D, in one run
+  and then as the mean of ``--runs`` runs against one thread's own time to D (Lazy SMP
+  varies from run to run). A depth counts as reached when the main search completes it or
+  takes a helper's completed iteration of it.
 
 Then the stop latency of an N-thread search (the worst of five stops), the resident memory
 a helper thread adds, and international perft to ``--perft-depth`` on one and on N threads.
@@ -77,12 +77,10 @@ def time_to_depth(fen: str | None, threads: int, depth: int) -> tuple[float, int
     return result.time, result.nodes, engine._searcher.nodes
 
 
-def main_node_ratios(fen: str | None, threads: int, depth: int, runs: int) -> list[float]:
-    """The main thread's nodes to ``depth`` on ``threads`` threads over one thread's nodes to
-    it, for ``runs`` runs: the time-to-depth ratio if every thread ran at one thread's speed,
-    which a loaded machine cannot show in seconds."""
-    _, one, _ = time_to_depth(fen, 1, depth)
-    return [time_to_depth(fen, threads, depth)[2] / one for _ in range(runs)]
+def time_ratios(fen: str | None, threads: int, depth: int, runs: int) -> list[float]:
+    """Time to ``depth`` on ``threads`` threads over one thread's, for ``runs`` runs."""
+    one = time_to_depth(fen, 1, depth)[0]
+    return [time_to_depth(fen, threads, depth)[0] / one for _ in range(runs)]
 
 
 def stop_latency(threads: int, trials: int = 5) -> float:
@@ -137,8 +135,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2, help="threads against one (default 2)")
     parser.add_argument("--perft-depth", type=int, default=11,
                         help="international perft depth, 0 for none (default 11)")
-    parser.add_argument("--node-ratio-runs", type=int, default=5,
-                        help="runs of the main-thread node ratio, 0 for none (default 5)")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="runs of the time to depth, 0 for none (default 5)")
     args = parser.parse_args()
     n = args.threads
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
@@ -162,12 +160,12 @@ def main() -> int:
               f"{nodesn / cpun / 1e6:>8.2f} {depth:>5} {ttd:>9.2f}"
               f"   nodes/s {npsn / nps1:.2f}x, time to depth {depth} {ttd / done1[depth]:.2f}x",
               flush=True)
-    if args.node_ratio_runs:
-        print(f"main thread's nodes to the depth on {n} threads / one thread's nodes to it "
-              f"({args.node_ratio_runs} runs each; the time-to-depth ratio at full speed):")
+    if args.runs:
+        print(f"time to the depth on {n} threads / one thread's time to it ({args.runs} runs "
+              "each):")
         for name, fen in POSITIONS.items():
             depth = depths[name]
-            ratios = main_node_ratios(fen, n, depth, args.node_ratio_runs)
+            ratios = time_ratios(fen, n, depth, args.runs)
             mean = sum(ratios) / len(ratios)
             print(f"  {name:<11} depth {depth}: mean {mean:.2f}  "
                   f"({' '.join(f'{r:.2f}' for r in ratios)})", flush=True)

@@ -467,6 +467,10 @@ class Engine:
                 self._current = None
 
 
+class _HelperAhead(Exception):
+    """A helper thread completed the iteration the main search is on."""
+
+
 class _RootSearch:
     """One search of one position: the iterative-deepening loop over the root moves."""
 
@@ -598,6 +602,7 @@ class _RootSearch:
             order.remove(hash_move)
             order.insert(0, hash_move)
         self.best = order[0]
+        self.s.set_depth_limit(self.max_depth)
         helpers = self._start_helpers()
         try:
             self._deepen(order, hash_move)
@@ -609,7 +614,8 @@ class _RootSearch:
         threads until _stop_helpers. Only the full level uses them (a weaker level's node and
         depth budgets are one thread's)."""
         helpers = self.engine._helpers
-        if not helpers or self.level_nodes is not None or self.level.depth is not None:
+        if not helpers or self.level_nodes is not None or self.level.depth is not None \
+                or self.allowed is not None:  # (databases: the moves to play are known)
             return []
         started = []
         with self.engine._control:
@@ -636,14 +642,29 @@ class _RootSearch:
     def _deepen(self, order: list[int], hash_move: int) -> None:
         s = self.s
         previous: int | None = None
-        for depth in range(1, self.max_depth + 1):
+        depth = 0
+        while depth < self.max_depth:
+            depth += 1
             if depth > 1 and not self._may_start_iteration():
                 break
             s.set_iteration(depth)
-            if depth == 1:
-                found = self._first_iteration(order, hash_move)
-            else:
-                found = self._aspiration(depth, order, previous)
+            ahead = False
+            try:
+                if depth == 1:
+                    found = self._first_iteration(order, hash_move)
+                else:
+                    found = self._aspiration(depth, order, previous)
+            except _HelperAhead:
+                found, ahead = None, True
+            stopped = found is None and not ahead
+            # a helper that completed this iteration or a deeper one gives its result (Lazy
+            # SMP's time to depth): the thread ahead decides for all of them
+            adopted = self._helper_ahead(depth)
+            if adopted is not None:
+                depth, found = adopted
+            elif ahead:  # (its move was not one to play: this iteration again)
+                depth -= 1
+                continue
             if found is None:  # stopped before the iteration finished
                 break
             best, score, pv = found
@@ -658,13 +679,31 @@ class _RootSearch:
             previous = score
             if self._node_budget_spent():
                 break
+            if stopped:
+                break  # (a helper's iteration, taken as the search stopped)
             if abs(score) > MATE_THRESHOLD and not self.limits.infinite:
                 plies = MATE_SCORE - abs(score)
                 if depth >= plies + 4:
                     break  # the forced result is proven; deeper adds nothing
 
+    def _helper_ahead(self, depth: int) -> tuple[int, tuple] | None:
+        """(its depth, (best, score, pv)) of the deepest iteration a helper completed, when it
+        is ``depth`` or deeper and its move is one this search may play; else None."""
+        best = None
+        for helper in self.helpers_running:
+            done = self.s.helper_iteration(helper)
+            if done is None or done[0] < depth:
+                continue
+            if self.allowed is not None and done[2] not in self.allowed:
+                continue
+            if best is None or done[0] > best[0]:
+                best = done
+        if best is None:
+            return None
+        return best[0], (best[2], best[1], best[3])
+
     def _may_start_iteration(self) -> bool:
-        if self._stopped():
+        if self._stopped() and not self.s.take_helper_ahead():
             return False
         if self.tm is None or self.pondering:
             return True
@@ -738,6 +777,8 @@ class _RootSearch:
                 if not s.stopped and a < score < beta:
                     score = s.search_move(i, depth, a, beta)
             if s.stopped:
+                if s.take_helper_ahead():
+                    raise _HelperAhead
                 return None
             if score > best_score:
                 best_score = score

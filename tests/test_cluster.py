@@ -28,10 +28,12 @@ from protocol.cluster.connect import ClusterError, check_address, import_ray
 from protocol.cluster.farm import MAX_ATTEMPTS, Farm, worker_info
 from protocol.match.engines import parse_engine
 from protocol.match.openings import read_openings, start_opening
-from protocol.match.players import Answer, EngineResigned, Player
 from protocol.match.runner import Match, MatchConfig, MatchError, SprtSettings
 from protocol.match.timecontrol import TimeControl
 from protocol.training.data import read_games as read_data
+
+import coin_players
+from coin_players import CoinSpec
 
 REPO = Path(__file__).resolve().parents[1]
 INTERNATIONAL = get_variant("international")
@@ -48,8 +50,9 @@ def local_ray():
         ray.shutdown()
     ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              object_store_memory=80 * 2**20, logging_level=logging.ERROR, log_to_driver=False)
-    # the fake engines below live in this test module, which the workers cannot import
+    # the fake engines live in the tests, which the workers cannot import
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.cloudpickle.register_pickle_by_value(coin_players)
     yield
     ray.shutdown()
 
@@ -166,34 +169,8 @@ def test_a_worker_that_cannot_start_an_engine_is_named_not_scored(tmp_path):
     assert not (tmp_path / "m.pdn").exists()
 
 
-class _CoinSpec:
-    """A player that resigns its first move with probability ``p``, else plays the first legal
-    move: cheap games with a known bias, so that the SPRT decides soon."""
-
-    max_instances = None
-
-    def __init__(self, name: str, p: float, seed: int):
-        import random
-
-        self.name, self.p, self.rng = name, p, random.Random(seed)
-
-    def create(self, variant):
-        return _CoinPlayer(self)
-
-
-class _CoinPlayer(Player):
-    def __init__(self, spec: _CoinSpec):
-        self.spec, self.name = spec, spec.name
-
-    def play(self, game, request):
-        now = time.monotonic()
-        if self.spec.rng.random() < self.spec.p:
-            raise EngineResigned("the coin said so")
-        return Answer(next(iter(game.board.legal_moves)), now, now)
-
-
 def test_sprt_stops_the_whole_cluster(tmp_path):
-    config = MatchConfig(engines=[_CoinSpec("strong", 0.1, 1), _CoinSpec("weak", 0.5, 2)],
+    config = MatchConfig(engines=[CoinSpec("strong", 0.1, 1), CoinSpec("weak", 0.5, 2)],
                          control=TimeControl(depth=1), openings=[start_opening("international")],
                          games_per_pair=2000, max_moves=1, comments=False, cluster="local",
                          concurrency=None, pdn=tmp_path / "sprt.pdn",

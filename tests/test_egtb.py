@@ -515,3 +515,70 @@ def test_hub_parameter_egtb_path(tmp_path):
         assert board.parse_move(parse_line(line)[1]["move"]) in keep
     finally:
         hub.close()
+
+
+def _a_won_choice(variant, tb: Tablebase) -> tuple[Board, list]:
+    """A quiet 3-piece position, White to move and winning, in which some legal moves give
+    the win away: an engine that plays one of ``keep`` there follows the databases."""
+    for m in _materials(3):
+        if m.pieces != 3:
+            continue
+        for _, position in _slice_positions(variant, m):
+            if not _quiet(variant, position):
+                continue
+            value = tb.probe(position)
+            if value is None or value.result != WIN:
+                continue
+            board = Board(variant, position)
+            keep = [move for move, _ in tb.best_moves(board)]
+            if 0 < len(keep) < len(board.legal_moves):
+                return board, keep
+    raise AssertionError("no 3-piece win with a losing alternative")
+
+
+def test_dxp_follower_plays_from_the_databases(db3):
+    """``damka dxp --egtb DIR``: from a won database position it plays a move that keeps the
+    win, where some of its moves would not."""
+    from dxp_peers import CEILING, DamkaDxp, RawPeer
+    from protocol.dxp.codec import AcceptCode, DxpMove, GameAccept, GameRequest
+    from protocol.dxp.server import find_move, position_to_dxp
+
+    variant = get_variant("international")
+    board, keep = _a_won_choice(variant, Tablebase(variant, db3))
+    server = DamkaDxp("--egtb", str(db3), "--move-time", "0.2")
+    peer = RawPeer(server.port)
+    try:
+        # the follower (damka) plays White, who is to move in the requested position
+        peer.send(GameRequest("Tester", True, 0, 0, position_to_dxp(board.position)))
+        messages = [peer.recv(CEILING)]
+        while not isinstance(messages[-1], DxpMove):
+            messages.append(peer.recv(CEILING))
+        accept = next(m for m in messages if isinstance(m, GameAccept))
+        assert accept.code == AcceptCode.ACCEPTED
+        assert find_move(board, messages[-1]) in keep
+    finally:
+        peer.close()
+        server.close()
+
+
+def test_play_page_uses_the_databases_in_the_default_directory(db3, monkeypatch):
+    """The play page's computer probes the databases of the per-user directory ($DAMKA_EGTB
+    here) when they are there, at every level: from a won position it keeps the win."""
+    pytest.importorskip("starlette", reason="the play extra is not installed")
+    from starlette.testclient import TestClient
+
+    from protocol.play.app import create_app
+
+    variant = get_variant("english")
+    board, keep = _a_won_choice(variant, Tablebase(variant, db3))
+    monkeypatch.setenv("DAMKA_EGTB", str(db3))
+    client = TestClient(create_app(), raise_server_exceptions=True)
+    human = "black" if board.white_to_move else "white"
+    r = client.post("/api/games", json={"variant": "english", "fen": board.fen(),
+                                        "human": human, "level": "easy", "seed": 3})
+    assert r.status_code == 201, r.text
+    game = r.json()
+    assert game["computer_to_move"]
+    s = client.post(f"/api/games/{game['id']}/engine").json()
+    played = board.parse_move(s["moves"][-1])
+    assert played in keep

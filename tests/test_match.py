@@ -32,9 +32,10 @@ from protocol.match.runner import (
 from protocol.match.report import final_table, progress_line
 from protocol.match.openings import OpeningsError, read_openings, start_opening
 from engine.pdn import read_games
-from protocol.match.players import Answer, EngineResigned, Player
 from protocol.match.timecontrol import Clock, TimeControl, parse_time_control
 from protocol.match.engines import EngineSpecError, parse_engine
+
+from coin_players import CoinSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 DAMKA = str(Path(sys.executable).with_name("damka"))
@@ -517,36 +518,10 @@ def test_cli_match(tmp_path, capsys):
     assert "--resume" in err and "Traceback" not in err
 
 
-class _CoinSpec:
-    """An engine in this process that resigns its first move with probability ``p`` and
-    otherwise plays the first legal move: cheap games with a known bias for the SPRT."""
-
-    max_instances = None
-
-    def __init__(self, name: str, p: float, seed: int):
-        import random
-
-        self.name, self.p, self.rng = name, p, random.Random(seed)
-
-    def create(self, variant):
-        return _CoinPlayer(self)
-
-
-class _CoinPlayer(Player):
-    def __init__(self, spec: _CoinSpec):
-        self.spec, self.name = spec, spec.name
-
-    def play(self, game, request):
-        now = time.monotonic()
-        if self.spec.rng.random() < self.spec.p:
-            raise EngineResigned("the coin said so")
-        return Answer(next(iter(game.board.legal_moves)), now, now)
-
-
 def test_sprt_stops_the_match(tmp_path):
     """The stronger coin resigns 10% of its games, the weaker 50%; after one move each a game
     is drawn. The SPRT (0 against 50 Elo) accepts H1 long before the 2000 scheduled games."""
-    config = MatchConfig(engines=[_CoinSpec("strong", 0.1, 1), _CoinSpec("weak", 0.5, 2)],
+    config = MatchConfig(engines=[CoinSpec("strong", 0.1, 1), CoinSpec("weak", 0.5, 2)],
                          control=TimeControl(depth=1), openings=[start_opening("international")],
                          games_per_pair=2000, max_moves=1, comments=False,
                          pdn=tmp_path / "sprt.pdn", sprt=SprtSettings(0, 50, 0.05, 0.05))

@@ -152,6 +152,59 @@ def test_weaker_levels_search_on_one_thread():
     assert (one.best_move, one.score, one.nodes) == (two.best_move, two.score, two.nodes)
 
 
+def _main_and_helper(fen: str | None = None, depth_limit: int = 6):
+    variant = get_variant("international")
+    rules = _core.core_rules(variant)
+    main = Searcher(rules, variant.name, 8)
+    board = Board("international") if fen is None else Board("international", parse_fen(fen, variant))
+    p = board.position
+    moves = main.set_position(p.white, p.black, p.kings, p.white_to_move)
+    main.start()
+    main.set_depth_limit(depth_limit)
+    helper = Searcher(rules, variant.name, 0)
+    helper.follow(main, 1)
+    return main, helper, moves
+
+
+def test_a_helper_publishes_its_completed_iteration_and_tells_the_main_search():
+    """A helper that completes the iteration the main search is on publishes it whole (a root
+    move and the line that starts with it) and interrupts the main search, which can tell that
+    interruption from a stop; it stops at the main search's depth limit."""
+    main, helper, moves = _main_and_helper(depth_limit=6)
+    assert main.helper_iteration(helper) is None  # nothing completed yet
+    main.set_iteration(3)
+    worker = threading.Thread(target=helper.run_helper)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive()  # it ended at the depth limit, without a stop
+    depth, score, index, pv = main.helper_iteration(helper)
+    assert depth == 6 and 0 <= index < len(moves) and abs(score) < MATE_THRESHOLD
+    origin, dest, captured, _path, promotes = moves[index]
+    assert pv[0] == (origin, dest, captured, promotes) and len(pv) >= 2
+    assert main.stopped  # interrupted ...
+    assert main.take_helper_ahead() and not main.stopped  # ... by the helper, not stopped
+    assert not main.take_helper_ahead()
+
+
+def test_a_real_stop_is_not_taken_for_a_helper_ahead():
+    main, helper, _ = _main_and_helper(depth_limit=4)
+    main.stop()
+    main.set_iteration(2)
+    worker = threading.Thread(target=helper.run_helper)
+    worker.start()
+    worker.join(timeout=60)
+    assert main.helper_iteration(helper)[0] == 4
+    assert main.stopped and not main.take_helper_ahead() and main.stopped
+
+
+def test_two_threads_reach_the_depth_asked_for_and_no_deeper():
+    engine = Engine("international", hash_mb=16, threads=THREADS)
+    seen = []
+    result = engine.search(Board("international"), Limits(depth=11), on_info=seen.append)
+    assert result.depth == 11 and result.best_move in Board("international").legal_moves
+    assert max(info.depth for info in seen) == 11
+
+
 # -- stop and ponder -------------------------------------------------------------------------
 
 
