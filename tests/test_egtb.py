@@ -237,15 +237,23 @@ def test_verify_reports_a_wrong_value(db3, tmp_path):
 # -- storage -----------------------------------------------------------------------------
 
 
-def test_round_trip_build_compress_probe_equals_the_table(tmp_path):
-    variant = get_variant("brazilian")
+def _three_piece_slice(variant, tmp_path, m: Material) -> tuple:
+    """A solver holding the built 2-piece tables of ``variant`` and empty tables for the
+    3-piece slice ``m`` and its partner: (solver, a, b)."""
     build(variant, 2, tmp_path)
     s = solver(variant)
-    for m in _materials(2):
-        s.add(tuple(m), TableFile(tmp_path / "brazilian" / f"{m.name}.egtb", "brazilian").table())
-    m = Material(1, 0, 0, 1)
+    for two in _materials(2):
+        s.add(tuple(two), TableFile(tmp_path / variant.name / f"{two.name}.egtb",
+                                    variant.name).table())
     a = np.zeros(s.slice_size(*m), dtype=np.uint8)
     b = np.zeros(s.slice_size(*m.partner), dtype=np.uint8)
+    return s, a, b
+
+
+def test_round_trip_build_compress_probe_equals_the_table(tmp_path):
+    variant = get_variant("brazilian")
+    m = Material(1, 0, 0, 1)
+    s, a, b = _three_piece_slice(variant, tmp_path, m)
     s.solve(tuple(m), a, b, np.zeros(2, dtype=np.uint64), 0)
     path = tmp_path / "brazilian" / f"{m.name}.egtb"
     write_table(path, "brazilian", m, a)
@@ -479,14 +487,8 @@ def test_international_four_kings_beat_one_king(tmp_path):
 
 def test_a_stopped_slice_raises_and_leaves_no_table(tmp_path):
     """Ctrl-C during a build sets the stop entry: the running slice gives up at once."""
-    variant = get_variant("english")
-    build(variant, 2, tmp_path)
-    s = solver(variant)
-    for m in _materials(2):
-        s.add(tuple(m), TableFile(tmp_path / "english" / f"{m.name}.egtb", "english").table())
     m = Material(0, 2, 0, 1)
-    a = np.zeros(s.slice_size(*m), dtype=np.uint8)
-    b = np.zeros(s.slice_size(*m.partner), dtype=np.uint8)
+    s, a, b = _three_piece_slice(get_variant("english"), tmp_path, m)
     with pytest.raises(InterruptedError):
         s.solve(tuple(m), a, b, np.array([0, 1], dtype=np.uint64), 0)
     with pytest.raises(ValueError):
