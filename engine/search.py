@@ -245,22 +245,19 @@ class Engine:
         counts = tuple(n or 0 for n in (draws.king_moves, draws.no_progress,
                                         draws.endgame_three, draws.endgame_two))
         rules = _core.core_rules(self.variant)
-        self._searcher = Searcher(rules, self.variant.name, hash_mb, *counts)
-        self._searcher.set_evaluation(learned)
-        #: the thread bringing the table's pages into memory (see prefault)
-        self._touching: threading.Thread | None = None
-        self.egtb: Tablebase | None = _open_egtb(self.variant, egtb)
-        if self.egtb is not None:
-            self._searcher.set_egtb(self.egtb.memory_solver(), self.egtb.max_pieces)
         #: a helper Searcher's arguments: hash size 0, it uses the main Searcher's table
         self._searcher_args = (rules, self.variant.name, 0, *counts)
+        self._learned = learned  #: the evaluation the search uses (None: the classic one)
+        self.egtb: Tablebase | None = _open_egtb(self.variant, egtb)
+        self._searcher = self._new_searcher(hash_mb)
+        #: the thread bringing the table's pages into memory (see prefault)
+        self._touching: threading.Thread | None = None
         #: helper Searchers, one per thread beyond the first (tables: the main one's)
         self._helpers: list = []
         #: the last search's helper threads: told to stop, maybe not yet stopped (a loaded
         #: machine may not run them for a while); joined before anything touches their state
         self._helper_threads: list[threading.Thread] = []
         self._set_helpers(threads - 1)
-        self._learned = learned  #: the evaluation the search uses (None: the classic one)
         #: a man in the evaluation's units: the levels' margins are set in hundredths of a man
         self._man = man_worth(self.variant, weights) if learned is not None else 100.0
         self.level: Level = get_level(level)
@@ -304,15 +301,21 @@ class Engine:
             self._touching.join()
             self._touching = None
 
+    def _new_searcher(self, hash_mb: int) -> Searcher:
+        """A main Searcher with a table of ``hash_mb`` MB, this engine's evaluation and
+        databases."""
+        rules, name, _, *counts = self._searcher_args
+        searcher = Searcher(rules, name, hash_mb, *counts)
+        searcher.set_evaluation(self._learned)
+        if self.egtb is not None:
+            searcher.set_egtb(self.egtb.memory_solver(), self.egtb.max_pieces)
+        return searcher
+
     def warm(self) -> None:
         """Run a tiny search on a scratch table, so that the code, the evaluation's tables
         and the databases are in memory before the first real search. This engine's table,
         killers and history are left as they were (its pages come in with ``prefault``)."""
-        rules, name, _, *counts = self._searcher_args
-        scratch = Searcher(rules, name, 1, *counts)
-        scratch.set_evaluation(self._learned)
-        if self.egtb is not None:
-            scratch.set_egtb(self.egtb.memory_solver(), self.egtb.max_pieces)
+        scratch = self._new_searcher(1)
         with self._busy:
             self._join_helpers()
             main, helpers = self._searcher, self._helpers
@@ -662,7 +665,7 @@ class _RootSearch:
             adopted = self._helper_ahead(depth)
             if adopted is not None:
                 depth, found = adopted
-            elif ahead:  # (its move was not one to play: this iteration again)
+            elif ahead:  # (its line was unreadable: this iteration again)
                 depth -= 1
                 continue
             if found is None:  # stopped before the iteration finished
@@ -688,13 +691,12 @@ class _RootSearch:
 
     def _helper_ahead(self, depth: int) -> tuple[int, tuple] | None:
         """(its depth, (best, score, pv)) of the deepest iteration a helper completed, when it
-        is ``depth`` or deeper and its move is one this search may play; else None."""
+        is ``depth`` or deeper; else None. (No helper runs when the databases limit the
+        root moves: see _start_helpers.)"""
         best = None
         for helper in self.helpers_running:
             done = self.s.helper_iteration(helper)
             if done is None or done[0] < depth:
-                continue
-            if self.allowed is not None and done[2] not in self.allowed:
                 continue
             if best is None or done[0] > best[0]:
                 best = done
