@@ -34,7 +34,7 @@ from .threads import check_threads, max_threads
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
 from .variants import Variant, get_variant
 
-if TYPE_CHECKING:  # the databases need numpy: imported only when used
+if TYPE_CHECKING:  # for annotations only: the databases load numpy, futures cost start-up
     from .egtb.probe import EgtbValue, Tablebase
     from concurrent.futures import Future
 

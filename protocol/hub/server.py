@@ -279,8 +279,9 @@ class HubServer:
         """The search engine for the current parameters, rebuilt lazily when they change.
 
         The search modules are imported here, not at start-up, so that the handshake comes
-        fast. ``warm`` also runs a tiny search and clears the table once per engine: the code,
-        the evaluation's tables and every page of the hash table are then in memory."""
+        fast. ``warm`` also runs a tiny search on a scratch table once per engine (the code and
+        the evaluation's tables are then in memory) and then starts bringing the hash table's
+        pages in on their own thread."""
         from engine.search import Engine
         from engine.timeman import TimeSettings
 
