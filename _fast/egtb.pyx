@@ -22,7 +22,7 @@ with the winner hurrying and the loser delaying, or to the end of the game.
 
 from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
+from libc.string cimport memset, memmove
 
 from _fast.movegen cimport (Rules, Pos, Move, MoveList, CoreRules, generate, make_move,
                             WHITE, BLACK)
@@ -237,17 +237,6 @@ cdef inline int plies(int v) noexcept nogil:
     return v if v < LOSS0 else v - LOSS0
 
 
-ctypedef struct Job:
-    int wm, wk, bm, bk           # slice A (White to move); B is its colour partner
-    uint8_t* a
-    uint8_t* b                   # == a when the slice is its own partner
-    uint64_t* progress           # positions examined so far (read by the progress display)
-    uint64_t* stop               # set non-zero (from another thread) to abandon the job
-    int passes
-    int error                    # 1: a successor's table is missing, 2: distance overflow,
-                                 # 3: out of memory, 4: stopped
-
-
 cdef enum:
     KEEP = 256                   # pending: still unresolved, look again next pass
     SETTLED = 257                # pending: unresolved, and no pass can change that (a draw)
@@ -309,109 +298,89 @@ cdef int _evaluate(const Rules* r, const Lookup* lk, const Pos* p, const uint8_t
     return -2
 
 
-cdef int _solve_side(const Rules* r, const Lookup* lk, uint8_t* t, const uint8_t* partner,
-                     int wm, int wk, int bm, int bk, uint32_t* work, uint64_t* nwork,
-                     int k, Job* job, uint16_t* pending) noexcept nogil:
-    """Pass k over the unresolved positions of one table: returns how many it resolved (-1 on
-    error). Results are written after the pass, so the pass reads only older values."""
-    cdef const Dims* d = &lk.dims[sig_id(wm, wk, bm, bk)]
-    cdef const Dims* pd = &lk.dims[sig_id(bm, bk, wm, wk)]
-    cdef uint64_t i, keep = 0, idx
-    cdef int v, n_in, changed = 0
-    cdef Pos p
-    for i in range(nwork[0]):
-        idx = work[i]
-        position_of(lk.g, idx, wm, wk, bm, bk, d, &p)
-        v = _evaluate(r, lk, &p, partner, wm, wk, bm, bk, pd, k, &n_in)
-        job.progress[0] += 1
-        if (i & 4095) == 0 and job.stop[0]:
-            job.error = 4
-            return -1
-        if v == -3:
-            job.error = 1
-            return -1
-        if v == -4:
-            job.error = 2
-            return -1
-        if v >= 0:
-            pending[i] = <uint16_t>v
-            changed += 1
-        elif n_in == 0:
-            pending[i] = SETTLED  # every move leaves the slice and none wins or loses
-        else:
-            pending[i] = KEEP
-    for i in range(nwork[0]):
-        if pending[i] < KEEP:
-            t[work[i]] = <uint8_t>pending[i]
-        elif pending[i] == KEEP:
-            work[keep] = work[i]
-            keep += 1
-    nwork[0] = keep
-    return changed
+ctypedef struct Side:
+    # one table of a colour pair while it is solved
+    int wm, wk, bm, bk
+    uint8_t* t                   # its values
+    const uint8_t* partner       # the table its quiet moves lead to (t itself for a
+                                 # slice that is its own partner)
+    uint32_t* work               # the indices still unresolved
+    uint16_t* pending            # a pass's verdicts, written after the pass
+    uint64_t nwork
 
 
-cdef int _fill_work(const Rules* r, const Lookup* lk, uint8_t* t, int wm, int wk, int bm,
-                    int bk, uint32_t* work, uint64_t* nwork, Job* job) noexcept nogil:
-    """Mark invalid entries and positions without moves (lost in 0); list the rest."""
-    cdef const Dims* d = &lk.dims[sig_id(wm, wk, bm, bk)]
+cdef uint64_t _fill_range(const Rules* r, const Lookup* lk, Side* sd, uint64_t lo,
+                          uint64_t hi, uint64_t* progress) noexcept nogil:
+    """Entries lo..hi-1: mark the invalid ones and those without moves (lost in 0); list the
+    rest, from work[lo] on (a part's own stretch). Returns how many it listed."""
+    cdef const Dims* d = &lk.dims[sig_id(sd.wm, sd.wk, sd.bm, sd.bk)]
     cdef uint64_t idx, n = 0
     cdef Pos p
     cdef MoveList ml
-    for idx in range(d.total):
-        if not position_of(lk.g, idx, wm, wk, bm, bk, d, &p):
-            t[idx] = INVALID
+    for idx in range(lo, hi):
+        if not position_of(lk.g, idx, sd.wm, sd.wk, sd.bm, sd.bk, d, &p):
+            sd.t[idx] = INVALID
             continue
         generate(r, &p, &ml, NULL)
-        job.progress[0] += 1
+        progress[0] += 1
         if ml.count == 0:
-            t[idx] = LOSS0
+            sd.t[idx] = LOSS0
             continue
-        t[idx] = DRAW
-        work[n] = <uint32_t>idx
+        sd.t[idx] = DRAW
+        sd.work[lo + n] = <uint32_t>idx
         n += 1
-    nwork[0] = n
-    return 0
+    return n
 
 
-cdef int solve_job(const Rules* r, const Lookup* lk, Job* job) noexcept nogil:
-    """Solve slice A and its colour partner B together (quiet moves lead from one to the
-    other; captures and crownings into tables already in lk)."""
-    cdef int same = job.a == job.b
-    cdef const Dims* da = &lk.dims[sig_id(job.wm, job.wk, job.bm, job.bk)]
-    cdef const Dims* db = &lk.dims[sig_id(job.bm, job.bk, job.wm, job.wk)]
-    cdef uint32_t* wa = <uint32_t*>malloc(da.total * sizeof(uint32_t) + 4)
-    cdef uint32_t* wb = NULL
-    cdef uint16_t* pa = <uint16_t*>malloc(da.total * sizeof(uint16_t) + 2)
-    cdef uint16_t* pb = NULL
-    cdef uint64_t na = 0, nb = 0
-    cdef int k = 0, ca, cb = 0, ok = 0
-    if not same:
-        wb = <uint32_t*>malloc(db.total * sizeof(uint32_t) + 4)
-        pb = <uint16_t*>malloc(db.total * sizeof(uint16_t) + 2)
-    if wa == NULL or pa == NULL or (not same and (wb == NULL or pb == NULL)):
-        job.error = 3
-        free(wa); free(wb); free(pa); free(pb)
-        return -1
-    _fill_work(r, lk, job.a, job.wm, job.wk, job.bm, job.bk, wa, &na, job)
-    if not same:
-        _fill_work(r, lk, job.b, job.bm, job.bk, job.wm, job.wk, wb, &nb, job)
-    while True:
-        k += 1
-        ca = _solve_side(r, lk, job.a, job.b, job.wm, job.wk, job.bm, job.bk, wa, &na, k,
-                         job, pa)
-        if ca < 0:
-            break
-        if not same:
-            cb = _solve_side(r, lk, job.b, job.a, job.bm, job.bk, job.wm, job.wk, wb, &nb, k,
-                             job, pb)
-            if cb < 0:
-                break
-        job.passes = k
-        if ca == 0 and cb == 0:
-            ok = 1
-            break
-    free(wa); free(wb); free(pa); free(pb)
-    return 0 if ok else -1
+cdef int64_t _pass_range(const Rules* r, const Lookup* lk, Side* sd, int k, uint64_t lo,
+                         uint64_t hi, uint64_t* progress, const uint64_t* stop,
+                         int* error) noexcept nogil:
+    """Pass k over work[lo..hi-1]: each verdict goes to pending (the table is written after
+    the pass, so the pass reads only older values and its parts may run at once). Returns
+    how many it resolved, or -1 with error set."""
+    cdef const Dims* d = &lk.dims[sig_id(sd.wm, sd.wk, sd.bm, sd.bk)]
+    cdef const Dims* pd = &lk.dims[sig_id(sd.bm, sd.bk, sd.wm, sd.wk)]
+    cdef uint64_t i
+    cdef int64_t changed = 0
+    cdef int v, n_in
+    cdef Pos p
+    for i in range(lo, hi):
+        position_of(lk.g, sd.work[i], sd.wm, sd.wk, sd.bm, sd.bk, d, &p)
+        v = _evaluate(r, lk, &p, sd.partner, sd.wm, sd.wk, sd.bm, sd.bk, pd, k, &n_in)
+        progress[0] += 1
+        if ((i - lo) & 4095) == 0 and stop[0]:
+            error[0] = 4
+            return -1
+        if v == -3:
+            error[0] = 1
+            return -1
+        if v == -4:
+            error[0] = 2
+            return -1
+        if v >= 0:
+            sd.pending[i] = <uint16_t>v
+            changed += 1
+        elif n_in == 0:
+            sd.pending[i] = SETTLED  # every move leaves the slice and none wins or loses
+        else:
+            sd.pending[i] = KEEP
+    return changed
+
+
+cdef void _end_pass(Side* sd) noexcept nogil:
+    """Write the pass's verdicts and keep the still unresolved indices, in order."""
+    cdef uint64_t i, keep = 0
+    for i in range(sd.nwork):
+        if sd.pending[i] < KEEP:
+            sd.t[sd.work[i]] = <uint8_t>sd.pending[i]
+        elif sd.pending[i] == KEEP:
+            sd.work[keep] = sd.work[i]
+            keep += 1
+    sd.nwork = keep
+
+
+cdef inline uint64_t _part_start(uint64_t n, int part, int parts) noexcept nogil:
+    return n * <uint64_t>part // <uint64_t>parts
 
 
 # ---------------------------------------------------------------------------------------
@@ -460,36 +429,41 @@ cdef class Solver:
         return sig in self._arrays
 
     def solve(self, tuple sig, uint8_t[::1] a, uint8_t[::1] b, uint64_t[::1] progress,
-              int slot):
+              int slot, int parts=1, pool=None, int min_part=65536):
         """Solve slice sig and its colour partner (b is a when the slice is its own partner);
         progress[slot] counts the positions examined, and a non-zero progress[len - 1] (the
         last entry, not a slot) stops the job with InterruptedError. Returns the number of
-        passes."""
-        cdef Job job
-        cdef int rc
-        job.wm = sig[0]; job.wk = sig[1]; job.bm = sig[2]; job.bk = sig[3]
-        job.a = &a[0]
-        job.b = &b[0]
-        if not 0 <= slot < progress.shape[0] - 1:
-            raise ValueError("progress needs a slot per worker and a last entry for stop")
-        job.progress = &progress[slot]
-        job.stop = &progress[progress.shape[0] - 1]
-        job.passes = 0
-        job.error = 0
-        self.add(sig, a)
-        self.add((job.bm, job.bk, job.wm, job.wk), b)
-        with nogil:
-            rc = solve_job(&self.rules, &self.lk, &job)
-        if rc != 0:
-            if job.error == 1:
-                raise RuntimeError(f"slice {sig}: a capture or crowning leads to a table that "
-                                   "is not built yet")
-            if job.error == 2:
-                raise RuntimeError(f"slice {sig}: a distance exceeds {MAX_LOSS} plies")
-            if job.error == 4:
-                raise InterruptedError(f"slice {sig}: stopped")
-            raise MemoryError(f"slice {sig}: out of memory")
-        return job.passes
+        passes.
+
+        With ``parts`` > 1 and an executor ``pool``, every pass is split into that many
+        stretches of at least ``min_part`` entries (below that a thread costs more than it
+        gains), run on the pool at once (part p counts in progress[slot + p]); the result is
+        the same as with one part."""
+        if not 0 <= slot or slot + max(parts, 1) > progress.shape[0] - 1:
+            raise ValueError("progress needs a slot per part and a last entry for stop")
+        job = PairSolve(self, sig, a, b, progress)
+        if pool is None or parts < 1:
+            parts = 1
+        parts = max(1, min(parts, job.size() // max(min_part, 1)))
+
+        def each(method, *args):
+            if parts == 1:
+                return [method(*args, 0, 1, slot)]
+            futures = [pool.submit(method, *args, part, parts, slot + part)
+                       for part in range(parts)]
+            return [f.result() for f in futures]
+
+        for side in range(job.sides()):
+            job.fill_done(side, each(job.fill_part, side))
+        k = 0
+        while True:
+            k += 1
+            changed = 0
+            for side in range(job.sides()):
+                changed += sum(each(job.pass_part, side, k))
+                job.pass_done(side)
+            if changed == 0:
+                return k
 
     def verify(self, tuple sig, uint64_t[::1] progress, int slot):
         """Check every entry of a registered slice against its successors; returns the number
@@ -648,3 +622,114 @@ def fill_invalid(uint8_t[::1] table):
             else:
                 last = table[i]
     return n
+
+
+cdef class PairSolve:
+    """A colour pair being solved (Solver.solve drives it): its work lists, passes split
+    into parts that may run on several threads at once, each releasing the GIL."""
+    cdef Solver solver
+    cdef Side sd[2]
+    cdef int nsides
+    cdef uint64_t* progress
+    cdef uint64_t* stop
+    cdef object keep             # the arrays the pointers point into
+
+    def __init__(self, Solver solver, tuple sig, uint8_t[::1] a, uint8_t[::1] b,
+                 uint64_t[::1] progress):
+        cdef int i
+        cdef uint64_t n
+        cdef int wm = sig[0], wk = sig[1], bm = sig[2], bk = sig[3]
+        _check_sig(wm, wk, bm, bk)
+        self.solver = solver
+        self.keep = (a, b, progress)
+        self.progress = &progress[0]
+        self.stop = &progress[progress.shape[0] - 1]
+        solver.add(sig, a)
+        solver.add((bm, bk, wm, wk), b)
+        self.nsides = 1 if &a[0] == &b[0] else 2
+        for i in range(2):
+            self.sd[i].work = NULL
+            self.sd[i].pending = NULL
+            self.sd[i].nwork = 0
+        self.sd[0].wm = wm; self.sd[0].wk = wk; self.sd[0].bm = bm; self.sd[0].bk = bk
+        self.sd[0].t = &a[0]
+        self.sd[0].partner = &b[0]
+        self.sd[1].wm = bm; self.sd[1].wk = bk; self.sd[1].bm = wm; self.sd[1].bk = wk
+        self.sd[1].t = &b[0]
+        self.sd[1].partner = &a[0]
+        for i in range(self.nsides):
+            n = self._total(i)
+            self.sd[i].work = <uint32_t*>malloc(n * sizeof(uint32_t) + 4)
+            self.sd[i].pending = <uint16_t*>malloc(n * sizeof(uint16_t) + 2)
+            if self.sd[i].work == NULL or self.sd[i].pending == NULL:
+                raise MemoryError(f"slice {sig}: out of memory")
+
+    def __dealloc__(self):
+        cdef int i
+        for i in range(2):
+            free(self.sd[i].work)
+            free(self.sd[i].pending)
+
+    cdef uint64_t _total(self, int side) noexcept:
+        cdef Side* sd = &self.sd[side]
+        return self.solver.dims[sig_id(sd.wm, sd.wk, sd.bm, sd.bk)].total
+
+    def sides(self) -> int:
+        """1 for a slice that is its own colour partner, else 2."""
+        return self.nsides
+
+    def size(self) -> int:
+        """Entries of the larger table."""
+        return max(self._total(i) for i in range(self.nsides))
+
+    def fill_part(self, int side, int part, int parts, int slot) -> int:
+        """Part ``part`` of ``parts`` of the first sweep of one table (no GIL held)."""
+        cdef uint64_t total = self._total(side)
+        cdef uint64_t lo = _part_start(total, part, parts), hi = _part_start(total, part + 1, parts)
+        cdef uint64_t n
+        cdef Side* sd = &self.sd[side]
+        cdef uint64_t* counter = self.progress + slot
+        with nogil:
+            n = _fill_range(&self.solver.rules, &self.solver.lk, sd, lo, hi, counter)
+        return n
+
+    def fill_done(self, int side, list counts):
+        """Join the parts' lists of unresolved indices (each began at its stretch's start)."""
+        cdef uint64_t total = self._total(side)
+        cdef int parts = len(counts), part
+        cdef uint64_t n = 0, lo, c
+        cdef Side* sd = &self.sd[side]
+        for part in range(parts):
+            lo = _part_start(total, part, parts)
+            c = counts[part]
+            if lo != n and c:
+                memmove(&sd.work[n], &sd.work[lo], c * sizeof(uint32_t))
+            n += c
+        sd.nwork = n
+
+    def pass_part(self, int side, int k, int part, int parts, int slot) -> int:
+        """Part ``part`` of ``parts`` of pass k over one table: how many it resolved (no GIL
+        held). The parts of a pass may run at once; pass_done follows them all."""
+        cdef Side* sd = &self.sd[side]
+        cdef uint64_t lo = _part_start(sd.nwork, part, parts)
+        cdef uint64_t hi = _part_start(sd.nwork, part + 1, parts)
+        cdef int error = 0
+        cdef int64_t changed
+        cdef uint64_t* counter = self.progress + slot
+        with nogil:
+            changed = _pass_range(&self.solver.rules, &self.solver.lk, sd, k, lo, hi, counter,
+                                  self.stop, &error)
+        if changed < 0:
+            sig = (sd.wm, sd.wk, sd.bm, sd.bk)
+            if error == 1:
+                raise RuntimeError(f"slice {sig}: a capture or crowning leads to a table that "
+                                   "is not built yet")
+            if error == 2:
+                raise RuntimeError(f"slice {sig}: a distance exceeds {MAX_LOSS} plies")
+            raise InterruptedError(f"slice {sig}: stopped")
+        return changed
+
+    def pass_done(self, int side):
+        """After all parts of a pass over one table: write its verdicts."""
+        with nogil:
+            _end_pass(&self.sd[side])

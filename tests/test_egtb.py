@@ -485,6 +485,29 @@ def test_international_four_kings_beat_one_king(tmp_path):
     assert tb.probe(Board(variant, "W:WK1,K2,K3,K4:BK46").position).result == WIN
 
 
+@pytest.mark.parametrize("variant_name, m", [("english", Material(0, 2, 0, 1)),
+                                               ("russian", Material(0, 1, 0, 2)),
+                                               ("international", Material(0, 2, 0, 1))])
+def test_a_pass_split_over_threads_gives_the_same_tables(tmp_path, variant_name, m):
+    """The parts of a pass run at once on a pool: the same values as one part, and every
+    part counts its positions in its own slot."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    s, a, b = _three_piece_slice(get_variant(variant_name), tmp_path, m)
+    one = np.zeros(2, dtype=np.uint64)
+    passes = s.solve(tuple(m), a, b, one, 0)
+    a1, b1 = a.copy(), b.copy()
+    a[:] = 0
+    b[:] = 0
+    three = np.zeros(4, dtype=np.uint64)
+    with ThreadPoolExecutor(3) as pool:
+        assert s.solve(tuple(m), a, b, three, 0, 3, pool, 1) == passes
+    assert np.array_equal(a, a1) and np.array_equal(b, b1)
+    assert np.count_nonzero(a1 != 0) > 0
+    assert all(three[:3] > 0) and three[3] == 0
+    assert three[:3].sum() == one[0]
+
+
 def test_a_stopped_slice_raises_and_leaves_no_table(tmp_path):
     """Ctrl-C during a build sets the stop entry: the running slice gives up at once."""
     m = Material(0, 2, 0, 1)

@@ -1,18 +1,16 @@
 """Building the databases of one rule set: every slice up to N pieces, in dependency order.
 
 Slices already on disk (and valid) are loaded instead of solved, so an interrupted build
-resumes where it stopped. The pairs of one level (same pieces and men) are independent and
-run on ``workers`` threads; the solver releases the GIL.
+resumes where it stopped. One pair is solved at a time, each pass of it split over
+``workers`` threads (the solver releases the GIL), and written while the next one is solved.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from itertools import groupby
 from pathlib import Path
 from typing import Callable
 
@@ -20,7 +18,7 @@ import numpy as np
 
 from .._core import compiled, core_rules
 from ..variants import Variant
-from .material import Material, level, pairs
+from .material import Material, pairs
 from .paths import variant_dir
 from .storage import SUFFIX, EgtbError, TableFile, write_table
 
@@ -89,8 +87,8 @@ def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | No
     todo = [m for m in pairs(pieces) if only is None or only(m)]
     progress = BuildProgress(slices_total=len(todo))
     # a slot per worker, and the last entry asks the running jobs to stop
+    # a slot per worker, and the last entry asks the running job to stop
     counters = np.zeros(workers + 1, dtype=np.uint64)
-    lock = threading.Lock()
     start = time.perf_counter()
     base_examined = 0
 
@@ -100,53 +98,57 @@ def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | No
         if on_progress is not None:
             on_progress(progress)
 
-    free_slots = list(range(workers))
+    def solve(m: Material, part_pool: ThreadPoolExecutor) -> list[tuple[Material, np.ndarray]]:
+        p = m.partner
+        a = np.zeros(s.slice_size(*m), dtype=np.uint8)
+        b = a if p == m else np.zeros(s.slice_size(*p), dtype=np.uint8)
+        s.solve(tuple(m), a, b, counters, 0, workers, part_pool)
+        return [(m, a), (p, b)] if p != m else [(m, a)]
 
-    def run(m: Material) -> tuple[Material, int]:
-        with lock:
-            slot = free_slots.pop()
-            progress.current.append(m.name)
-        try:
-            p = m.partner
-            a = np.zeros(s.slice_size(*m), dtype=np.uint8)
-            b = a if p == m else np.zeros(s.slice_size(*p), dtype=np.uint8)
-            s.solve(tuple(m), a, b, counters, slot)
-            written = 0
-            for mat, t in ((m, a), (p, b)) if p != m else ((m, a),):
-                out = t.copy()
-                _egtb.fill_invalid(out)
-                written += write_table(table_path(folder, mat), variant.name, mat, out)
-            return m, written
-        finally:
-            with lock:
-                progress.current.remove(m.name)
-                free_slots.append(slot)
+    def write(tables: list[tuple[Material, np.ndarray]]) -> int:
+        written = 0
+        for mat, t in tables:
+            out = t.copy()
+            _egtb.fill_invalid(out)
+            written += write_table(table_path(folder, mat), variant.name, mat, out)
+        return written
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    # one slice at a time, each pass split over the workers; the next slice is solved while
+    # the last one is compressed and written
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="damka-egtb") as part_pool, \
+            ThreadPoolExecutor(max_workers=1) as driver, ThreadPoolExecutor(max_workers=1) as writer:
+        writes: list = []
+
+        def collect(block: bool) -> None:
+            for w in [w for w in writes if block or w.done()]:
+                progress.bytes_written += w.result()  # raises the writer's error here
+                writes.remove(w)
+
         try:
-            for _key, group in groupby(todo, key=level):
-                jobs = []
-                for m in group:
-                    if _load_pair(s, folder, variant, m):
-                        progress.loaded += 1
-                        progress.slices_done += 1
-                        continue
-                    jobs.append(pool.submit(run, m))
-                    progress.entries += s.slice_size(*m) + (
-                        s.slice_size(*m.partner) if m.partner != m else 0)
-                while jobs:
-                    finished, _ = wait(jobs, timeout=interval, return_when=FIRST_COMPLETED)
-                    for j in finished:
-                        _m, written = j.result()  # raises the worker's error here
-                        progress.bytes_written += written
-                        progress.slices_done += 1
-                        jobs.remove(j)
+            for m in todo:
+                if _load_pair(s, folder, variant, m):
+                    progress.loaded += 1
+                    progress.slices_done += 1
+                    continue
+                progress.entries += s.slice_size(*m) + (
+                    s.slice_size(*m.partner) if m.partner != m else 0)
+                progress.current = [m.name]
+                job = driver.submit(solve, m, part_pool)
+                while not wait([job], timeout=interval).done:
                     report()
+                    collect(False)
+                tables = job.result()  # raises the solver's error here
+                writes.append(writer.submit(write, tables))
                 base_examined += int(counters[:-1].sum())
                 counters[:-1] = 0
+                progress.slices_done += 1
+                progress.current = []
+                collect(False)
+                report()
+            collect(True)
         except BaseException:
-            # Ctrl-C or a failed slice: the running slices stop within a few thousand
-            # positions and are not written; the finished ones stay for the next run
+            # Ctrl-C or a failed slice: the running slice stops within a few thousand
+            # positions and is not written; the finished ones are written for the next run
             counters[-1] = 1
             raise
     report()
