@@ -11,6 +11,8 @@ ctypedef struct Geometry:
     int bit_of[64]      # square -> bit
     int sq_of[64]       # bit -> square (-1 for ghost bits)
     int flip[64]        # bit -> bit of the square turned 180 degrees
+    uint64_t valid      # bits of the real squares
+    int top             # the highest real bit: turning the board maps bit b to top - b
 
 
 ctypedef struct Dims:

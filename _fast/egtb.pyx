@@ -2,8 +2,11 @@
 """Endgame databases: indexing of material slices, the nogil solver and the verify pass.
 
 The rules are the move generator's (``_fast.movegen``): the solver only calls ``generate``
-and ``make_move``. It is a forward-iteration solver: every pass walks the positions still
-unresolved, generates their moves and looks the successors up, until a pass changes nothing.
+and ``make_move`` for its verdicts. It is a forward-iteration solver: a pass walks the
+positions still unresolved, generates their moves and looks the successors up, until a pass
+changes nothing. After the first pass it looks only at the positions that a move taken back
+from a position resolved in the pass before leads to (``_mark_range``): the others would get
+the verdict they had.
 
 Normalisation: a table holds positions with White to move. A position with Black to move
 is turned 180 degrees and its colours swapped (the rules are symmetric under that), so the
@@ -21,14 +24,35 @@ with the winner hurrying and the loser delaying, or to the end of the game.
 """
 
 from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memmove
 
-from _fast.movegen cimport (Rules, Pos, Move, MoveList, CoreRules, generate, make_move,
+from _fast.movegen cimport (Rules, Pos, Move, MoveList, CoreRules, generate, make_move, MAX_MOVES,
                             WHITE, BLACK)
 from _fast.egtb cimport Geometry, Dims, Lookup
 
 from _fast.bits cimport popcount, lsb
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <xmmintrin.h>
+    #define damka_prefetch(p) _mm_prefetch((const char*)(p), _MM_HINT_T0)
+    static inline unsigned long long damka_bswap64(unsigned long long x) { return _byteswap_uint64(x); }
+    #else
+    #define damka_prefetch(p) __builtin_prefetch((p))
+    static inline unsigned long long damka_bswap64(unsigned long long x) { return __builtin_bswap64(x); }
+    #endif
+    static inline unsigned long long damka_reverse64(unsigned long long x) {
+        x = damka_bswap64(x);
+        x = ((x >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((x & 0x0F0F0F0F0F0F0F0FULL) << 4);
+        x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
+        x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
+        return x;
+    }
+    """
+    void prefetch "damka_prefetch"(const void* p) noexcept nogil
+    uint64_t reverse64 "damka_reverse64"(uint64_t x) noexcept nogil
 
 cdef enum:
     MAXN = 8            # counts per kind 0..7 in a signature
@@ -55,6 +79,32 @@ cdef void _init_binom() noexcept nogil:
 
 _init_binom()
 
+cdef enum:
+    TOP_K = 4                    # combinations of up to this many squares are unranked by table
+    TOP_N = 50                   # out of at most this many squares
+
+# TOP[k][idx]: the largest c with BINOM[c][k] <= idx, for idx < BINOM[TOP_N][k] (k = 2..TOP_K)
+cdef uint8_t* TOP[TOP_K + 1]
+
+
+cdef int _init_top() except -1:
+    cdef int k, c
+    cdef uint64_t idx
+    for k in range(TOP_K + 1):
+        TOP[k] = NULL
+    for k in range(2, TOP_K + 1):
+        TOP[k] = <uint8_t*>malloc(BINOM[TOP_N][k])
+        if TOP[k] == NULL:
+            raise MemoryError()
+        c = k - 1
+        for idx in range(BINOM[TOP_N][k]):
+            while BINOM[c + 1][k] <= idx:
+                c += 1
+            TOP[k][idx] = <uint8_t>c
+    return 0
+
+_init_top()
+
 
 cdef void _init_geometry(Geometry* g, const Rules* r) noexcept nogil:
     cdef int s, b
@@ -68,8 +118,22 @@ cdef void _init_geometry(Geometry* g, const Rules* r) noexcept nogil:
         b = s + s // r.size
         g.bit_of[s] = b
         g.sq_of[b] = s
+    g.valid = 0
     for s in range(r.nsq):
         g.flip[g.bit_of[s]] = g.bit_of[r.nsq - 1 - s]
+        g.valid |= (<uint64_t>1) << g.bit_of[s]
+    g.top = g.bit_of[r.nsq - 1]
+
+
+cdef int _flip_is_reversal(const Geometry* g) noexcept nogil:
+    """Whether turning the board maps every real bit b to top - b (true of the ghost-square
+    layout of both board sizes), which lets ``_flip_bits`` reverse the word."""
+    cdef int s, b
+    for s in range(g.nsq):
+        b = g.bit_of[s]
+        if g.flip[b] != g.top - b:
+            return 0
+    return 1
 
 
 cdef inline int sig_id(int wm, int wk, int bm, int bk) noexcept nogil:
@@ -118,77 +182,134 @@ cdef inline uint64_t index_of(const Geometry* g, const Pos* p, int wm, int wk, i
     return ((iwm * d.nbm + ibm) * d.nwk + iwk) * d.nbk + ibk
 
 
-cdef inline int _unrank(uint64_t idx, int k, int* out) noexcept nogil:
-    """The k ranks (ascending into out) of combination index idx."""
-    cdef int i, c
-    c = 63
+cdef inline int _unrank(uint64_t idx, int k, int n, int* out) noexcept nogil:
+    """The k ranks (ascending into out) of combination index idx of k out of n: each the
+    largest c with BINOM[c][i] <= what is left of idx, found by bisection."""
+    cdef int i, lo, hi, mid
+    if k == 1:
+        out[0] = <int>idx                # BINOM[c][1] == c
+        return 0
+    hi = n - 1
     for i in range(k, 0, -1):
-        while BINOM[c][i] > idx:
-            c -= 1
-        out[i - 1] = c
-        idx -= BINOM[c][i]
-        c -= 1
+        if i == 1:
+            out[0] = <int>idx
+            return 0
+        if i <= TOP_K and idx < BINOM[TOP_N][i]:
+            lo = TOP[i][idx]
+            out[i - 1] = lo
+            idx -= BINOM[lo][i]
+            hi = lo - 1
+            continue
+        lo = i - 1                      # BINOM[i - 1][i] == 0 <= idx
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            if BINOM[mid][i] <= idx:
+                lo = mid
+            else:
+                hi = mid - 1
+        out[i - 1] = lo
+        idx -= BINOM[lo][i]
+        hi = lo - 1
     return 0
 
 
 cdef inline uint64_t _place_free(const Geometry* g, uint64_t occupied, int* ranks,
                                  int k) noexcept nogil:
-    """Bits of the squares whose ranks among the free squares are given (ascending)."""
+    """Bits of the squares whose ranks among the free squares are given (ascending); bits
+    run in square order, so this walks the free bits from the lowest."""
     cdef uint64_t out = 0
-    cdef int s, j = 0, free_rank = 0
-    if k == 0:
-        return 0
-    for s in range(g.nsq):
-        if (occupied >> g.bit_of[s]) & 1:
-            continue
-        if free_rank == ranks[j]:
-            out |= (<uint64_t>1) << g.bit_of[s]
-            j += 1
-            if j == k:
+    cdef uint64_t free = g.valid & ~occupied
+    cdef uint64_t byte
+    cdef int j, c, need, base = 0, r = 0
+    for j in range(k):
+        # drop the free squares below rank ranks[j]: whole bytes while the target is above
+        # them, then one at a time
+        need = ranks[j] - r
+        while True:
+            byte = free & ((<uint64_t>0xFF) << base)
+            c = popcount(byte)
+            if c > need:
                 break
-        free_rank += 1
+            need -= c
+            free ^= byte
+            base += 8
+        while need > 0:
+            free &= free - 1
+            need -= 1
+        r = ranks[j]
+        out |= free & (~free + 1)
     return out
+
+
+ctypedef struct Cursor:
+    # what position_at decoded last: consecutive indices mostly share the men and the
+    # white kings (the innermost digit is the black kings'), so those are decoded once
+    uint64_t men_idx             # idx // (nwk * nbk); all ones: none yet
+    uint64_t rest_idx            # idx // nbk; all ones: none yet
+    uint64_t wmen, bmen, wkings
+    int men_ok                   # the men do not overlap
+
+
+cdef inline void cursor_reset(Cursor* c) noexcept nogil:
+    c.men_idx = ~(<uint64_t>0)
+    c.rest_idx = ~(<uint64_t>0)
+    c.wmen = 0
+    c.bmen = 0
+    c.wkings = 0
+    c.men_ok = 0
+
+
+cdef inline int position_at(const Geometry* g, uint64_t idx, int wm, int wk, int bm, int bk,
+                            const Dims* d, Cursor* c, Pos* p) noexcept nogil:
+    """The White-to-move position of index idx; 0 when the index is invalid (men overlap).
+    The cursor keeps the parts decoded for the index before."""
+    cdef int ranks[8]
+    cdef int i
+    cdef int men_sq = g.nsq - g.half
+    cdef uint64_t ibk = idx % d.nbk
+    cdef uint64_t rest = idx // d.nbk
+    cdef uint64_t men, wmen, bmen
+    if rest != c.rest_idx:
+        men = rest // d.nwk
+        if men != c.men_idx:
+            wmen = 0
+            bmen = 0
+            _unrank(men // d.nbm, wm, men_sq, ranks)
+            for i in range(wm):
+                wmen |= (<uint64_t>1) << g.bit_of[ranks[i] + g.half]
+            _unrank(men % d.nbm, bm, men_sq, ranks)
+            for i in range(bm):
+                bmen |= (<uint64_t>1) << g.bit_of[ranks[i]]
+            c.wmen = wmen
+            c.bmen = bmen
+            c.men_ok = (wmen & bmen) == 0
+            c.men_idx = men
+        if c.men_ok:
+            _unrank(rest % d.nwk, wk, g.nsq - wm - bm, ranks)
+            c.wkings = _place_free(g, c.wmen | c.bmen, ranks, wk)
+        c.rest_idx = rest
+    if not c.men_ok:
+        return 0
+    _unrank(ibk, bk, g.nsq - wm - bm - wk, ranks)
+    cdef uint64_t bkings = _place_free(g, c.wmen | c.bmen | c.wkings, ranks, bk)
+    p.pieces[WHITE] = c.wmen | c.wkings
+    p.pieces[BLACK] = c.bmen | bkings
+    p.kings = c.wkings | bkings
+    p.side = WHITE
+    return 1
 
 
 cdef inline int position_of(const Geometry* g, uint64_t idx, int wm, int wk, int bm, int bk,
                             const Dims* d, Pos* p) noexcept nogil:
     """The White-to-move position of index idx; 0 when the index is invalid (men overlap)."""
-    cdef int ranks[8]
-    cdef int i
-    cdef uint64_t ibk = idx % d.nbk
-    idx //= d.nbk
-    cdef uint64_t iwk = idx % d.nwk
-    idx //= d.nwk
-    cdef uint64_t ibm = idx % d.nbm
-    cdef uint64_t iwm = idx // d.nbm
-    cdef uint64_t wmen = 0, bmen = 0, wkings, bkings
-    _unrank(iwm, wm, ranks)
-    for i in range(wm):
-        wmen |= (<uint64_t>1) << g.bit_of[ranks[i] + g.half]
-    _unrank(ibm, bm, ranks)
-    for i in range(bm):
-        bmen |= (<uint64_t>1) << g.bit_of[ranks[i]]
-    if wmen & bmen:
-        return 0
-    _unrank(iwk, wk, ranks)
-    wkings = _place_free(g, wmen | bmen, ranks, wk)
-    _unrank(ibk, bk, ranks)
-    bkings = _place_free(g, wmen | bmen | wkings, ranks, bk)
-    p.pieces[WHITE] = wmen | wkings
-    p.pieces[BLACK] = bmen | bkings
-    p.kings = wkings | bkings
-    p.side = WHITE
-    return 1
+    cdef Cursor c
+    cursor_reset(&c)
+    return position_at(g, idx, wm, wk, bm, bk, d, &c, p)
 
 
 cdef inline uint64_t _flip_bits(const Geometry* g, uint64_t b) noexcept nogil:
-    cdef uint64_t out = 0
-    cdef int x
-    while b:
-        x = lsb(b)
-        b &= b - 1
-        out |= (<uint64_t>1) << g.flip[x]
-    return out
+    """The squares of b turned 180 degrees: bit x goes to top - x (see _flip_is_reversal)."""
+    return reverse64(b) >> (63 - g.top)
 
 
 cdef inline void normalise(const Geometry* g, const Pos* p, Pos* out) noexcept nogil:
@@ -253,25 +374,36 @@ cdef int _evaluate(const Rules* r, const Lookup* lk, const Pos* p, const uint8_t
     """
     cdef MoveList ml
     cdef Pos child, n
-    cdef int i, v, d
+    cdef int i, v, d, j, nq = 0
     cdef int best_win = 100000
     cdef int worst_loss = -1
     cdef int all_known_wins = 1
+    cdef uint64_t quiet[MAX_MOVES]
     n_in[0] = 0
     generate(r, p, &ml, NULL)
     if ml.count == 0:
         return LOSS0
+    # the in-slice successors' entries first, each fetched from memory at once (the tables
+    # are far larger than the caches, and waiting for them one by one was most of the time)
     for i in range(ml.count):
-        make_move(p, &ml.moves[i], &child)
+        if not (ml.moves[i].ncapt or ml.moves[i].promote):
+            make_move(p, &ml.moves[i], &child)
+            normalise(lk.g, &child, &n)
+            quiet[nq] = index_of(lk.g, &n, qm, qk, pw, pk, pd)
+            prefetch(&partner[quiet[nq]])
+            nq += 1
+    n_in[0] = nq
+    j = 0
+    for i in range(ml.count):
         if ml.moves[i].ncapt or ml.moves[i].promote:
+            make_move(p, &ml.moves[i], &child)
             v = lookup(lk, &child)
             if v < 0 or v == INVALID:
                 return -3
             d = 0
         else:
-            n_in[0] += 1
-            normalise(lk.g, &child, &n)
-            v = partner[index_of(lk.g, &n, qm, qk, pw, pk, pd)]
+            v = partner[quiet[j]]
+            j += 1
             if v == DRAW:
                 all_known_wins = 0
                 continue
@@ -307,6 +439,11 @@ ctypedef struct Side:
     uint32_t* work               # the indices still unresolved
     uint16_t* pending            # a pass's verdicts, written after the pass
     uint64_t nwork
+    uint8_t* due[2]              # due[k & 1][idx]: pass k must look at idx again (a
+                                 # successor of it was resolved in pass k - 1)
+    uint32_t* fresh              # the indices the last pass resolved, ascending
+    uint64_t nfresh
+    int look_all                 # every pass looks at every unresolved index (no marks)
 
 
 cdef uint64_t _fill_range(const Rules* r, const Lookup* lk, Side* sd, uint64_t lo,
@@ -317,8 +454,10 @@ cdef uint64_t _fill_range(const Rules* r, const Lookup* lk, Side* sd, uint64_t l
     cdef uint64_t idx, n = 0
     cdef Pos p
     cdef MoveList ml
+    cdef Cursor c
+    cursor_reset(&c)
     for idx in range(lo, hi):
-        if not position_of(lk.g, idx, sd.wm, sd.wk, sd.bm, sd.bk, d, &p):
+        if not position_at(lk.g, idx, sd.wm, sd.wk, sd.bm, sd.bk, d, &c, &p):
             sd.t[idx] = INVALID
             continue
         generate(r, &p, &ml, NULL)
@@ -344,8 +483,18 @@ cdef int64_t _pass_range(const Rules* r, const Lookup* lk, Side* sd, int k, uint
     cdef int64_t changed = 0
     cdef int v, n_in
     cdef Pos p
+    cdef Cursor c
+    cdef uint8_t* due = sd.due[k & 1]
+    cursor_reset(&c)
     for i in range(lo, hi):
-        position_of(lk.g, sd.work[i], sd.wm, sd.wk, sd.bm, sd.bk, d, &p)
+        # pass 1 looks at everything; later passes only at what a resolved successor may
+        # have changed (the verdict of the others is the one they had)
+        if k > 1 and not sd.look_all:
+            if not due[sd.work[i]]:
+                sd.pending[i] = KEEP
+                continue
+            due[sd.work[i]] = 0
+        position_at(lk.g, sd.work[i], sd.wm, sd.wk, sd.bm, sd.bk, d, &c, &p)
         v = _evaluate(r, lk, &p, sd.partner, sd.wm, sd.wk, sd.bm, sd.bk, pd, k, &n_in)
         progress[0] += 1
         if ((i - lo) & 4095) == 0 and stop[0]:
@@ -368,15 +517,65 @@ cdef int64_t _pass_range(const Rules* r, const Lookup* lk, Side* sd, int k, uint
 
 
 cdef void _end_pass(Side* sd) noexcept nogil:
-    """Write the pass's verdicts and keep the still unresolved indices, in order."""
-    cdef uint64_t i, keep = 0
+    """Write the pass's verdicts, list what it resolved and keep the still unresolved
+    indices, in order."""
+    cdef uint64_t i, keep = 0, nfresh = 0
     for i in range(sd.nwork):
         if sd.pending[i] < KEEP:
             sd.t[sd.work[i]] = <uint8_t>sd.pending[i]
+            sd.fresh[nfresh] = sd.work[i]
+            nfresh += 1
         elif sd.pending[i] == KEEP:
             sd.work[keep] = sd.work[i]
             keep += 1
     sd.nwork = keep
+    sd.nfresh = nfresh
+
+
+cdef void _mark_range(const Rules* r, const Lookup* lk, const Side* sd, Side* pred, int k,
+                      uint64_t lo, uint64_t hi) noexcept nogil:
+    """For the positions fresh[lo..hi-1] that pass k resolved: mark every position from
+    which a quiet move may lead to them due in pass k + 1 (in the table ``pred``).
+
+    The predecessors are found by taking back a move of the side that just moved: a man one
+    step back (men move one step forward when they do not capture, in every rule set), a
+    king any distance back along a free diagonal (one step where kings do not fly). The
+    marks only choose what the next pass looks at; its verdicts still come from the move
+    generator, and marking a position that is no predecessor costs a look and nothing else.
+    """
+    cdef const Dims* d = &lk.dims[sig_id(sd.wm, sd.wk, sd.bm, sd.bk)]
+    cdef const Dims* pd = &lk.dims[sig_id(pred.wm, pred.wk, pred.bm, pred.bk)]
+    cdef uint8_t* due = pred.due[(k + 1) & 1]
+    cdef uint64_t i, movers, empty, from_bit, to_bit
+    cdef Pos q, back, n
+    cdef Cursor c
+    cdef int b, a, dir, is_king
+    cursor_reset(&c)
+    for i in range(lo, hi):
+        if not position_at(lk.g, sd.fresh[i], sd.wm, sd.wk, sd.bm, sd.bk, d, &c, &q):
+            continue                # cannot happen: only valid entries are resolved
+        # q has White to move: Black made the move into it
+        empty = lk.g.valid & ~(q.pieces[WHITE] | q.pieces[BLACK])
+        movers = q.pieces[BLACK]
+        while movers:
+            b = lsb(movers)
+            movers &= movers - 1
+            to_bit = (<uint64_t>1) << b
+            is_king = (q.kings & to_bit) != 0
+            # Black's men move down the board (directions 2 and 3), so they came from above
+            for dir in range(4 if is_king else 2):
+                a = r.nb[b][dir]
+                while a >= 0 and (empty >> a) & 1:
+                    from_bit = (<uint64_t>1) << a
+                    back.pieces[WHITE] = q.pieces[WHITE]
+                    back.pieces[BLACK] = (q.pieces[BLACK] & ~to_bit) | from_bit
+                    back.kings = (q.kings & ~to_bit) | from_bit if is_king else q.kings
+                    back.side = BLACK
+                    normalise(lk.g, &back, &n)
+                    due[index_of(lk.g, &n, pred.wm, pred.wk, pred.bm, pred.bk, pd)] = 1
+                    if not (is_king and r.flying):
+                        break
+                    a = r.nb[a][dir]
 
 
 cdef inline uint64_t _part_start(uint64_t n, int part, int parts) noexcept nogil:
@@ -396,6 +595,9 @@ cdef class Solver:
         cdef int wm, wk, bm, bk
         self.rules = core.rules
         _init_geometry(&self.geo, &self.rules)
+        if not _flip_is_reversal(&self.geo):
+            raise RuntimeError(f"{self.geo.size}x{self.geo.size}: turning the board is not a "
+                               "reversal of the bits")
         self._arrays = {}
         for wm in range(MAXN):
             for wk in range(MAXN):
@@ -429,7 +631,7 @@ cdef class Solver:
         return sig in self._arrays
 
     def solve(self, tuple sig, uint8_t[::1] a, uint8_t[::1] b, uint64_t[::1] progress,
-              int slot, int parts=1, pool=None, int min_part=65536):
+              int slot, int parts=1, pool=None, int min_part=65536, bint look_all=False):
         """Solve slice sig and its colour partner (b is a when the slice is its own partner);
         progress[slot] counts the positions examined, and a non-zero progress[len - 1] (the
         last entry, not a slot) stops the job with InterruptedError. Returns the number of
@@ -438,10 +640,14 @@ cdef class Solver:
         With ``parts`` > 1 and an executor ``pool``, every pass is split into that many
         stretches of at least ``min_part`` entries (below that a thread costs more than it
         gains), run on the pool at once (part p counts in progress[slot + p]); the result is
-        the same as with one part."""
+        the same as with one part.
+
+        After the first pass only positions with a successor resolved in the pass before are
+        looked at again (PairSolve.mark_part); ``look_all`` looks at every unresolved
+        position in every pass instead, the same tables the slow way (for the tests)."""
         if not 0 <= slot or slot + max(parts, 1) > progress.shape[0] - 1:
             raise ValueError("progress needs a slot per part and a last entry for stop")
-        job = PairSolve(self, sig, a, b, progress)
+        job = PairSolve(self, sig, a, b, progress, look_all)
         if pool is None or parts < 1:
             parts = 1
         parts = max(1, min(parts, job.size() // max(min_part, 1)))
@@ -461,7 +667,8 @@ cdef class Solver:
             changed = 0
             for side in range(job.sides()):
                 changed += sum(each(job.pass_part, side, k))
-                job.pass_done(side)
+                if job.pass_done(side) and not look_all:
+                    each(job.mark_part, side, k)
             if changed == 0:
                 return k
 
@@ -563,9 +770,11 @@ cdef uint64_t _verify(const Rules* r, const Lookup* lk, int wm, int wk, int bm, 
     cdef Pos p, child
     cdef MoveList ml
     cdef int i, v, stored, best_win, worst_loss, any_draw, dd
+    cdef Cursor c
+    cursor_reset(&c)
     for idx in range(d.total):
         slot[0] = idx + 1
-        if not position_of(lk.g, idx, wm, wk, bm, bk, d, &p):
+        if not position_at(lk.g, idx, wm, wk, bm, bk, d, &c, &p):
             continue
         stored = t[idx]
         generate(r, &p, &ml, NULL)
@@ -635,7 +844,7 @@ cdef class PairSolve:
     cdef object keep             # the arrays the pointers point into
 
     def __init__(self, Solver solver, tuple sig, uint8_t[::1] a, uint8_t[::1] b,
-                 uint64_t[::1] progress):
+                 uint64_t[::1] progress, bint look_all=False):
         cdef int i
         cdef uint64_t n
         cdef int wm = sig[0], wk = sig[1], bm = sig[2], bk = sig[3]
@@ -651,6 +860,11 @@ cdef class PairSolve:
             self.sd[i].work = NULL
             self.sd[i].pending = NULL
             self.sd[i].nwork = 0
+            self.sd[i].due[0] = NULL
+            self.sd[i].due[1] = NULL
+            self.sd[i].fresh = NULL
+            self.sd[i].nfresh = 0
+            self.sd[i].look_all = look_all
         self.sd[0].wm = wm; self.sd[0].wk = wk; self.sd[0].bm = bm; self.sd[0].bk = bk
         self.sd[0].t = &a[0]
         self.sd[0].partner = &b[0]
@@ -661,7 +875,11 @@ cdef class PairSolve:
             n = self._total(i)
             self.sd[i].work = <uint32_t*>malloc(n * sizeof(uint32_t) + 4)
             self.sd[i].pending = <uint16_t*>malloc(n * sizeof(uint16_t) + 2)
-            if self.sd[i].work == NULL or self.sd[i].pending == NULL:
+            self.sd[i].fresh = <uint32_t*>malloc(n * sizeof(uint32_t) + 4)
+            self.sd[i].due[0] = <uint8_t*>calloc(n + 1, 1)
+            self.sd[i].due[1] = <uint8_t*>calloc(n + 1, 1)
+            if (self.sd[i].work == NULL or self.sd[i].pending == NULL or self.sd[i].fresh == NULL
+                    or self.sd[i].due[0] == NULL or self.sd[i].due[1] == NULL):
                 raise MemoryError(f"slice {sig}: out of memory")
 
     def __dealloc__(self):
@@ -669,6 +887,9 @@ cdef class PairSolve:
         for i in range(2):
             free(self.sd[i].work)
             free(self.sd[i].pending)
+            free(self.sd[i].fresh)
+            free(self.sd[i].due[0])
+            free(self.sd[i].due[1])
 
     cdef uint64_t _total(self, int side) noexcept:
         cdef Side* sd = &self.sd[side]
@@ -729,7 +950,21 @@ cdef class PairSolve:
             raise InterruptedError(f"slice {sig}: stopped")
         return changed
 
-    def pass_done(self, int side):
-        """After all parts of a pass over one table: write its verdicts."""
+    def pass_done(self, int side) -> int:
+        """After all parts of a pass over one table: write its verdicts; returns how many it
+        resolved (the positions mark_part goes through)."""
         with nogil:
             _end_pass(&self.sd[side])
+        return self.sd[side].nfresh
+
+    def mark_part(self, int side, int k, int part, int parts, int slot):
+        """Part ``part`` of ``parts`` of marking what pass k resolved in one table: the
+        positions of the other table (of this one, for a slice that is its own partner)
+        that may move into them are due in pass k + 1 (no GIL held; the parts may run at
+        once, each only setting marks)."""
+        cdef Side* sd = &self.sd[side]
+        cdef Side* pred = &self.sd[(1 - side) if self.nsides == 2 else side]
+        cdef uint64_t lo = _part_start(sd.nfresh, part, parts)
+        cdef uint64_t hi = _part_start(sd.nfresh, part + 1, parts)
+        with nogil:
+            _mark_range(&self.solver.rules, &self.solver.lk, sd, pred, k, lo, hi)

@@ -15,7 +15,7 @@ from engine import _core, reference
 from engine.board import Board
 from engine.egtb import (DRAW, LOSS, WIN, EgtbError, Material, TableFile, Tablebase, build,
                          verify)
-from engine.egtb.builder import solver
+from engine.egtb.builder import load_into, solver
 from engine.egtb.storage import write_table
 from engine.position import Position
 from engine.squares import row_col
@@ -506,6 +506,33 @@ def test_a_pass_split_over_threads_gives_the_same_tables(tmp_path, variant_name,
     assert np.count_nonzero(a1 != 0) > 0
     assert all(three[:3] > 0) and three[3] == 0
     assert three[:3].sum() == one[0]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_marking_predecessors_gives_the_tables_of_looking_at_everything(tmp_path, name):
+    """After its first pass the solver looks only at positions with a successor resolved in
+    the pass before, found by taking moves back: the same tables as a solver that looks at
+    every unresolved position in every pass, on 4-piece pairs with kings and a man."""
+    variant = get_variant(name)
+    men = 0 if variant.size == 10 else 1
+    build(variant, 4, tmp_path, workers=2, only=lambda m: m.men <= men)
+    s = solver(variant)
+    for m in _materials(4):
+        if m.men <= men:
+            load_into(s, tmp_path / name, variant, m)
+    pairs = [Material(0, 2, 0, 2)]
+    if men:
+        pairs.append(Material(1, 1, 0, 2))
+    for m in pairs:
+        stored = [TableFile(tmp_path / name / f"{x.name}.egtb", name).table()
+                  for x in (m, m.partner)]
+        a = np.zeros(s.slice_size(*m), dtype=np.uint8)
+        b = a if m.partner == m else np.zeros(s.slice_size(*m.partner), dtype=np.uint8)
+        s.solve(tuple(m), a, b, np.zeros(2, dtype=np.uint64), 0, look_all=True)
+        for solved, table in zip((a, b), stored):
+            valid = solved != 255
+            assert np.array_equal(solved[valid], table[valid]), (name, m)
+        assert np.count_nonzero((a != 0) & (a != 255)) > 0
 
 
 def test_a_stopped_slice_raises_and_leaves_no_table(tmp_path):
