@@ -44,7 +44,7 @@ def add_egtb(subparsers) -> None:
     b.add_argument("--pieces", type=bounded(int, "pieces", 2, MAX_PIECES), required=True,
                    help=f"most pieces on the board, 2..{MAX_PIECES}")
     b.add_argument("--workers", type=bounded(int, "workers", 1, 256), default=1,
-                   help="threads solving independent slices at once (default 1)")
+                   help="threads sharing the work of each slice (default 1)")
     b.set_defaults(run=_run_build)
 
     q = sub.add_parser("probe", help="print the database value of a position",
@@ -57,6 +57,8 @@ def add_egtb(subparsers) -> None:
                        description="Check every stored value against the best of its "
                                    "successors (all rule sets found, or --variant).")
     common(v, variant_required=False)
+    v.add_argument("--workers", type=bounded(int, "workers", 1, 256), default=1,
+                   help="slices checked at once (default 1)")
     v.set_defaults(run=_run_verify)
 
 
@@ -138,7 +140,7 @@ def _run_verify(args: argparse.Namespace) -> int:
             print(f"{variant.name:<14} {c.material.name:<12} {c.entries:>12,} entries "
                   f"{c.seconds:>7.2f} s  {state}", flush=True)
 
-        checks = verify(variant, args.dir, on_slice=show)
+        checks = verify(variant, args.dir, on_slice=show, workers=args.workers)
         failures += sum(c.bad for c in checks)
     print("verify: all values agree with their successors" if not failures
           else f"verify: {failures} values disagree")

@@ -232,6 +232,11 @@ def test_verify_reports_a_wrong_value(db3, tmp_path):
     write_table(tmp_path / "english" / f"{m.name}.egtb", "english", m, table)
     bad = {c.material: c for c in verify(variant, tmp_path)}[m]
     assert bad.bad >= 1 and bad.first_bad == idx
+    # slices checked side by side find the same, and report in the same order
+    one = [c[:4] for c in verify(variant, tmp_path)]
+    assert [c[:4] for c in verify(variant, tmp_path, workers=3)] == one
+    assert main(["egtb", "verify", "--variant", "english", "--dir", str(tmp_path),
+                 "--workers", "2"]) == 1
 
 
 # -- storage -----------------------------------------------------------------------------

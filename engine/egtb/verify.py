@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -24,34 +25,40 @@ class SliceCheck(NamedTuple):
 
 
 def verify(variant: Variant, directory: "str | os.PathLike[str] | None" = None,
-           on_slice: Callable[[SliceCheck], None] | None = None) -> list[SliceCheck]:
-    """Check every slice on disk (and what it depends on must be there too)."""
+           on_slice: Callable[[SliceCheck], None] | None = None,
+           workers: int = 1) -> list[SliceCheck]:
+    """Check every slice on disk (and what it depends on must be there too), ``workers``
+    slices at once (the check releases the GIL); ``on_slice`` hears of them in order."""
+    if workers < 1:
+        raise EgtbError("workers must be at least 1")
     folder = variant_dir(directory, variant.name)
     present = {Material.from_name(p.name[: -len(SUFFIX)]) for p in folder.glob(f"*{SUFFIX}")}
     if not present:
         raise EgtbError(f"no endgame databases for {variant.name} in {folder}")
     top = max(m.pieces for m in present)
     s = solver(variant)
-    counter = np.zeros(1, dtype=np.uint64)
-    out = []
-    for m in signatures(top):
-        if m not in present:
-            continue
+    todo = [m for m in signatures(top) if m in present]
+    for m in todo:
+        if m.partner not in present:
+            raise EgtbError(f"{m.name} is there but its colour partner {m.partner.name} is not")
         f = load_into(s, folder, variant, m)
         if f is not None:
             f.close()
-    for m in signatures(top):
-        if m not in present:
-            continue
-        if m.partner not in present:
-            raise EgtbError(f"{m.name} is there but its colour partner {m.partner.name} is not")
+    counters = np.zeros(len(todo) + 1, dtype=np.uint64)
+
+    def check(slot: int) -> SliceCheck:
+        m = todo[slot]
         start = time.perf_counter()
         try:
-            bad, first = s.verify(tuple(m), counter, 0)
+            bad, first = s.verify(tuple(m), counters, slot)
         except ValueError as exc:
             raise EgtbError(str(exc)) from None
-        check = SliceCheck(m, s.slice_size(*m), bad, first, time.perf_counter() - start)
-        out.append(check)
-        if on_slice is not None:
-            on_slice(check)
+        return SliceCheck(m, s.slice_size(*m), bad, first, time.perf_counter() - start)
+
+    out = []
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="damka-verify") as pool:
+        for job in [pool.submit(check, slot) for slot in range(len(todo))]:
+            out.append(job.result())
+            if on_slice is not None:
+                on_slice(out[-1])
     return out
