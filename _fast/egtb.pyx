@@ -186,13 +186,10 @@ cdef inline int _unrank(uint64_t idx, int k, int n, int* out) noexcept nogil:
     """The k ranks (ascending into out) of combination index idx of k out of n: each the
     largest c with BINOM[c][i] <= what is left of idx, found by bisection."""
     cdef int i, lo, hi, mid
-    if k == 1:
-        out[0] = <int>idx                # BINOM[c][1] == c
-        return 0
     hi = n - 1
     for i in range(k, 0, -1):
         if i == 1:
-            out[0] = <int>idx
+            out[0] = <int>idx           # BINOM[c][1] == c
             return 0
         if i <= TOP_K and idx < BINOM[TOP_N][i]:
             lo = TOP[i][idx]
