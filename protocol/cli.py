@@ -19,7 +19,7 @@ from engine.move import Move
 from engine.notation import write_pdn
 from engine.squares import square_number
 from engine.variants import Variant, get_variant, variant_names
-from protocol.egtb_cli import add_egtb
+from protocol.egtb_cli import add_egtb, load_tables
 from protocol.training.cli import add_selfplay, add_tune
 
 __all__ = ["main", "build_parser"]
@@ -256,6 +256,8 @@ def _run_analyse(args: argparse.Namespace) -> int:
     for text in args.moves.split():
         board.push(text)
     limits = Limits(depth=args.depth, nodes=args.nodes, movetime=args.time)
+    if args.egtb is not None:
+        load_tables(variant, _egtb_dir(args.egtb))
     # analysis has no transport to allow for: --time is the search's own time
     engine = Engine(variant, hash_mb=args.hash, level=level, seed=args.seed,
                     time_settings=TimeSettings(move_overhead=0.0), threads=args.threads,

@@ -477,6 +477,20 @@ def test_match_spec_and_analyse_take_databases(db_kings, capsys):
     assert code == 0 and "egtb win" in capsys.readouterr().out
 
 
+def test_loading_the_tables_reports_its_progress(db3):
+    """memory_solver reports the entries decompressed after every file, up to the entries
+    of all files, and only while it loads (a second call finds them in memory)."""
+    tb = Tablebase(get_variant("english"), db3)
+    calls = []
+    tb.memory_solver(on_progress=lambda done, total: calls.append((done, total)))
+    assert len(calls) == len(tb) > 1
+    assert [t for _, t in calls] == [tb.entries] * len(calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[0] > 0 and done[-1] == tb.entries
+    tb.memory_solver(on_progress=lambda done, total: calls.append(None))
+    assert len(calls) == len(tb)
+
+
 @pytest.mark.slow
 def test_international_four_kings_beat_one_king(tmp_path):
     """Four kings win against a lone king wherever it stands, the long diagonal included

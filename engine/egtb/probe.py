@@ -11,9 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from ..move import Move
 from ..position import Position
@@ -126,18 +124,29 @@ class Tablebase:
             keep.sort(key=lambda x: -x[1].plies)
         return keep
 
-    def memory_solver(self):
+    @property
+    def entries(self) -> int:
+        """Index entries of every loaded file: the bytes ``memory_solver`` takes."""
+        return sum(f.entries for f in self._files.values())
+
+    def memory_solver(self, on_progress: "Callable[[int, int], None] | None" = None):
         """A C solver holding every table decompressed (what the search probes): memory is
         one byte per index entry of every file. The files are decompressed on every core
-        (zlib lets go of the GIL): an 8x8 set up to 6 pieces is 2.7 GB of tables."""
+        (zlib lets go of the GIL): an 8x8 set up to 6 pieces is 2.7 GB of tables, about 20 s
+        of work, so ``on_progress(entries loaded, entries in all)`` is called after each file
+        (not at all when the tables are in memory already)."""
         with self._memory_lock:  # engines of several threads share one Tablebase
             if self._memory is None:
                 s = solver(self.variant)
                 files = list(self._files.items())
+                total, done = self.entries, 0
                 with ThreadPoolExecutor(max_workers=max(1, min(len(files), max_threads())),
                                         thread_name_prefix="damka-egtb-load") as pool:
                     for (m, _), table in zip(files, pool.map(lambda mf: mf[1].table(), files)):
                         s.add(tuple(m), table)
+                        done += len(table)
+                        if on_progress is not None:
+                            on_progress(done, total)
                 self._memory = s
             return self._memory
 
