@@ -256,12 +256,13 @@ def _run_analyse(args: argparse.Namespace) -> int:
     for text in args.moves.split():
         board.push(text)
     limits = Limits(depth=args.depth, nodes=args.nodes, movetime=args.time)
-    if args.egtb is not None:
-        load_tables(variant, _egtb_dir(args.egtb))
+    egtb = _egtb_dir(args.egtb)
+    if egtb is not None:
+        load_tables(variant, egtb)
     # analysis has no transport to allow for: --time is the search's own time
     engine = Engine(variant, hash_mb=args.hash, level=level, seed=args.seed,
                     time_settings=TimeSettings(move_overhead=0.0), threads=args.threads,
-                    egtb=_egtb_dir(args.egtb))
+                    egtb=egtb)
     print(f"analyse {_variant_label(variant)} {board.fen(compact=True)} level {level.name}"
           + (f" threads {args.threads}" if args.threads > 1 else ""))
     print(f"{'depth':>5} {'seldepth':>8} {'score':>7} {'nodes':>12} {'nodes/s':>10} "

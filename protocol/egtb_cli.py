@@ -7,10 +7,11 @@ prints results. Bad input raises ValueError (one line, exit status 2).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
-from engine.variants import get_variant, variant_names
+from engine.variants import Variant, get_variant, variant_names
 from protocol.training.cli import bounded
 
 __all__ = ["add_egtb"]
@@ -71,7 +72,7 @@ def _human_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def load_tables(variant, directory) -> None:
+def load_tables(variant: Variant, directory: "str | os.PathLike[str]") -> None:
     """Decompress the databases of ``directory`` for the search before it starts, with a
     progress line on a terminal's stderr (a 6-piece 8x8 set takes about 20 s). Nothing
     happens when there are none: the engine then says what is missing."""
@@ -80,18 +81,18 @@ def load_tables(variant, directory) -> None:
     tables = shared_tablebase(variant, directory)
     if tables is None:
         return
-    tty = sys.stderr.isatty()
+    if not sys.stderr.isatty():
+        tables.memory_solver()
+        return
     start = time.monotonic()
 
     def show(done: int, total: int) -> None:
-        if tty:
-            print(f"\rloading endgame databases: {_human_bytes(done)} of {_human_bytes(total)}"
-                  f" ({100 * done // max(total, 1)}%, {time.monotonic() - start:.0f} s)   ",
-                  end="", file=sys.stderr, flush=True)
+        print(f"\rloading endgame databases: {_human_bytes(done)} of {_human_bytes(total)}"
+              f" ({100 * done // max(total, 1)}%, {time.monotonic() - start:.0f} s)   ",
+              end="", file=sys.stderr, flush=True)
 
     tables.memory_solver(on_progress=show)
-    if tty:
-        print(file=sys.stderr)
+    print(file=sys.stderr)
 
 
 def _run_build(args: argparse.Namespace) -> int:
