@@ -183,6 +183,7 @@ ctypedef struct SearchState:
     int iteration              # main: the depth of the iteration it is in (helpers read it)
     int depth_limit            # main: the deepest iteration it will search (helpers stop there)
     SearchState* leader        # helper: the main search's state
+    int helper_depth           # helper: the iteration it is on
     int done_seq               # helper: odd while its done_* fields are being written
     int done_depth             # helper: its deepest completed iteration (0: none yet)
     int done_score             # ... its score, and its principal variation
@@ -481,6 +482,12 @@ cdef int egtb_score(SearchState* s, const Pos* p, int ply) noexcept nogil:
     return TB_WIN - ply if v < 128 else -TB_WIN + ply
 
 
+cdef enum:
+    STOP_SEARCH = 1            # stop(), the deadline or the node limit: the search ends
+    STOP_HELPER_AHEAD = 2      # a helper completed this iteration: the main search takes it
+    STOP_STALE = 3             # a helper's iteration that the main search has gone beyond
+
+
 cdef inline int poll(SearchState* s) noexcept nogil:
     s.nodes += 1
     if (s.nodes & POLL_MASK) == 0:
@@ -488,6 +495,9 @@ cdef inline int poll(SearchState* s) noexcept nogil:
             s.stop = 1
         elif s.deadline > 0 and damka_now() >= s.deadline:
             s.stop = 1
+        elif s.helper > 0 and damka_load_int(&s.leader.iteration) > s.helper_depth:
+            # the main search has completed this helper's iteration: it is of no more use
+            damka_cas_int(&s.stop, 0, STOP_STALE)
     return s.stop
 
 
@@ -731,11 +741,6 @@ cdef int skip_depth(int helper, int depth) noexcept nogil:
     return ((depth + j) // run) % 2
 
 
-cdef enum:
-    STOP_SEARCH = 1            # stop(), the deadline or the node limit: the search ends
-    STOP_HELPER_AHEAD = 2      # a helper completed this iteration: the main search takes it
-
-
 cdef bint publish_iteration(SearchState* s, int depth, int score) noexcept nogil:
     """A helper completed iteration ``depth`` with an exact score: publish it, and when the
     main search is still on that iteration (or a shallower one), tell it to take this one
@@ -756,7 +761,7 @@ cdef bint publish_iteration(SearchState* s, int depth, int score) noexcept nogil
 
 cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
     """Iterative deepening with aspiration windows, as the main search does at its root."""
-    cdef int depth = 0, score = 0, delta, alpha, beta, leading
+    cdef int depth = 0, score = 0, last = 0, delta, alpha, beta, leading
     cdef int have_score = 0
     while not s.stop:
         # never a depth the main search has already begun: it fills the table with those
@@ -770,12 +775,13 @@ cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
             break
         alpha, beta = -INF, INF
         delta = HELPER_WINDOW
-        if depth >= 5 and have_score and -MATE_BOUND < score < MATE_BOUND:
-            alpha, beta = score - delta, score + delta
+        if depth >= 5 and have_score and -MATE_BOUND < last < MATE_BOUND:
+            alpha, beta = last - delta, last + delta
+        s.helper_depth = depth
         while True:
             score = search(s, root, depth, 0, alpha, beta, 1)
             if s.stop:
-                return
+                break
             if score <= alpha and alpha > -INF:
                 beta = (alpha + beta) // 2
                 alpha = score - delta if score - delta > -INF else -INF
@@ -786,7 +792,11 @@ cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
             delta *= 2
             if delta > 400:
                 alpha, beta = -INF, INF
-        have_score = 1
+        if s.stop:
+            if damka_cas_int(&s.stop, STOP_STALE, 0):
+                continue  # on at a depth beyond the main search's
+            return
+        have_score, last = 1, score
         if publish_iteration(s, depth, score):
             depth += 1  # the main search goes on at depth + 1: stay a ply ahead of it
 
@@ -964,6 +974,7 @@ cdef class Searcher:
         s.draw[0] = m.draw[0]
         self.root = main.root
         s.helper = helper
+        s.helper_depth = 0
         s.leader = m
         s.done_seq = 0
         s.done_depth = 0
@@ -1034,6 +1045,11 @@ cdef class Searcher:
         """If the search was interrupted only because a helper completed the iteration it
         was on, clear that and return True (the search may go on); else False."""
         return bool(damka_cas_int(&self.s.stop, STOP_HELPER_AHEAD, 0))
+
+    @property
+    def helper_depth(self):
+        """The iteration this helper is searching (0 before its first)."""
+        return damka_load_int(&self.s.helper_depth)
 
     def helper_iteration(self, Searcher helper):
         """The deepest iteration ``helper`` has completed in this search, as (depth, score,

@@ -197,6 +197,32 @@ def test_a_real_stop_is_not_taken_for_a_helper_ahead():
     assert main.stopped and not main.take_helper_ahead() and main.stopped
 
 
+def test_a_helper_leaves_an_iteration_the_main_search_has_gone_beyond():
+    """Once the main search begins a deeper iteration than the one a helper is on, the
+    helper's result can no longer be used: it abandons that iteration, unfinished, and goes
+    on one deeper than the main search."""
+    main, helper, _ = _main_and_helper(depth_limit=60)
+    main.set_iteration(2)
+    worker = threading.Thread(target=helper.run_helper)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while helper.helper_depth < 13 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        stale = helper.helper_depth
+        assert stale >= 13
+        main.set_iteration(40)
+        while helper.helper_depth != 41 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert helper.helper_depth == 41
+        completed = main.helper_iteration(helper)
+        assert completed is not None and completed[0] < stale  # never finished
+    finally:
+        helper.stop()
+        worker.join(timeout=60)
+    assert not worker.is_alive()
+
+
 def test_two_threads_reach_the_depth_asked_for_and_no_deeper():
     engine = Engine("international", hash_mb=16, threads=THREADS)
     seen = []
