@@ -223,6 +223,55 @@ def test_weights_file_is_played_and_recorded(tmp_path, capsys):
     assert err.startswith("damka: error: weights file") and len(err.splitlines()) == 1
 
 
+#: English openings whose first move is a forced capture: into 3 pieces, and into 4
+EGTB_OPENINGS = ["B:W18,K32:B14,K1", "B:W18,K32,K31:B14,K1"]
+
+
+def test_games_end_with_the_databases_result(tmp_path, capsys):
+    """With --egtb a game ends when it reaches a position in the databases, with their
+    result; no position in them is recorded, and every label is that result."""
+    from engine.egtb import build
+    from engine.egtb.probe import DRAW, WIN, Tablebase
+
+    variant = get_variant("english")
+    tables = tmp_path / "egtb"
+    build(variant, 3, tables, workers=1)
+    tb = Tablebase(variant, tables)
+    book = tmp_path / "openings.txt"
+    book.write_text("\n".join(EGTB_OPENINGS) + "\n")
+    out = tmp_path / "adjudged"
+    assert main(["selfplay", "--out", str(out), "--games", "4", "--workers", "1",
+                 "--variant", "english", "--openings", str(book), "--egtb", str(tables),
+                 *TINY]) == 0
+    meta, data = read_games(out)
+    assert meta.settings["egtb"] == {"pieces": 3, "slices": len(tb)}
+    adjudged = 0
+    for g, rows in games_of(data):
+        for i in rows:
+            assert not tb.covers(position(data, i))
+        check_labels(data, g, rows)
+        if ENDINGS[data["game_end"][g]] != "endgame databases":
+            continue
+        adjudged += 1
+        final = position(data, g, "final_")
+        value = tb.probe(final)
+        assert value is not None
+        mover = 1 if final.white_to_move else -1
+        winner = int(data["game_winner"][g])
+        if value.result == DRAW:
+            assert winner == 0
+        else:  # a win the draw counters cut short is a draw
+            assert winner in (0, mover if value.result == WIN else -mover)
+    assert adjudged >= 2
+    first = np.flatnonzero(data["game"] == 0)
+    assert len(first) == 1 and data["game_plies"][0] == 1  # the capture, then the tables
+    capsys.readouterr()
+    assert main(["selfplay", "--out", str(tmp_path / "none"), "--games", "1", "--variant",
+                 "english", "--egtb", str(tmp_path / "empty"), *TINY]) == 2
+    err = capsys.readouterr().err
+    assert "no endgame databases for english" in err and len(err.splitlines()) == 1
+
+
 def damka(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "protocol", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
@@ -232,8 +281,9 @@ def damka(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 def test_help_names_the_options():
     run = damka("selfplay", "--help")
     assert run.returncode == 0
-    for option in ("--out", "--games", "--nodes", "--depth", "--weights", "--random-plies",
-                   "--openings", "--workers", "--seed", "--max-plies", "--variant"):
+    for option in ("--out", "--games", "--nodes", "--depth", "--weights", "--egtb",
+                   "--random-plies", "--openings", "--workers", "--seed", "--max-plies",
+                   "--variant"):
         assert option in run.stdout
 
 

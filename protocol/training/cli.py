@@ -77,6 +77,10 @@ def add_selfplay(subparsers) -> None:
                         f"with --openings)")
     p.add_argument("--openings", metavar="FILE",
                    help="openings (PDN, or lines of FENs or moves), used in turn")
+    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
+                   help="endgame databases (damka egtb build): the engines probe them, and a "
+                        "game that reaches a position in them ends with their result "
+                        "(without DIR: the default directory)")
     p.add_argument("--workers", type=bounded(int, "workers", 1, 1024), default=None,
                    metavar="N", help="worker processes (default: every core); with --cluster, "
                                      "on each worker machine")

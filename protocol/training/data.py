@@ -38,7 +38,7 @@ and one entry per **game**:
 
 ``meta.json`` holds ``format`` (``"damka-selfplay"``), ``version``, ``variant`` (a name
 ``engine.get_variant`` reads back, ``-nocapture`` for the house rule), ``settings`` (what the
-games depend on: budget, seed, openings, cap, weights), ``endings``, ``games_done`` (games
+games depend on: budget, seed, openings, cap, weights, databases), ``endings``, ``games_done`` (games
 0 .. games_done-1 are in the chunks), ``positions`` and ``chunks`` (file, first game, games,
 positions of each). A chunk is written under a temporary name and renamed, and then
 ``meta.json`` is replaced, so an interrupted run leaves a consistent directory.
@@ -79,7 +79,8 @@ VERSION = 1
 SCORE_CLIP = 10000
 META = "meta.json"
 
-#: why a game ended (``game_end`` is an index); the last is the ``--max-plies`` cap (a draw)
+#: why a game ended (``game_end`` is an index): the rules' endings, the ``--max-plies`` cap
+#: (a draw) and, with ``--egtb``, a position in the endgame databases (their result)
 ENDINGS: tuple[str, ...] = (
     "no legal move",
     "no pieces",
@@ -89,6 +90,7 @@ ENDINGS: tuple[str, ...] = (
     "5-move endgame rule",
     "40-move rule",
     "move limit",
+    "endgame databases",
 )
 
 POSITION_FIELDS: dict[str, type] = {

@@ -39,6 +39,7 @@ class SelfPlaySettings:
     max_plies: int
     hash_mb: int
     weights: str | None  #: a weights file, or None for the engine's own
+    egtb: str | None = None  #: a directory of endgame databases, or None
 
     @property
     def limits(self) -> Limits:
@@ -51,8 +52,9 @@ class SelfPlaySettings:
 
 def make_engine(settings: SelfPlaySettings) -> Engine:
     """The engine of one worker: the learned evaluation with the weights file when one is
-    given, else the engine's default evaluation."""
-    return Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.weights)
+    given, else the engine's default evaluation; probing the databases when there are some."""
+    return Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.weights,
+                  egtb=settings.egtb)
 
 
 def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
@@ -75,9 +77,12 @@ def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
     rows: list[tuple] = []
     limits = settings.limits
     recent = _recent(game)
+    adjudged = None
     while (outcome := game.outcome()) is None and game.ply < settings.max_plies:
         board = game.board
         p = board.position
+        if engine.egtb is not None and (adjudged := _databases_result(engine, game)):
+            break
         quiet = not _has_capture(variant, p)
         opponent_capture = _has_capture(variant, p._replace(white_to_move=not p.white_to_move))
         found = engine.search(recent, limits, counters=game.counters)
@@ -89,11 +94,28 @@ def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
             recent.push(move)
         else:  # nothing before this position can come back
             recent = Board(variant, game.board.position)
-    if outcome is None:
+    if adjudged:
+        winner, end = adjudged[0], ENDINGS.index("endgame databases")
+    elif outcome is None:
         winner, end = None, ENDINGS.index("move limit")
     else:
         winner, end = outcome.winner, ENDINGS.index(Termination(outcome.termination).value)
     return _record(game_id, rows, winner, end, game)
+
+
+def _databases_result(engine: Engine, game: Game) -> tuple[bool | None] | None:
+    """(winner,) when the game's position is in the engine's databases: their result under
+    the game's draw counters (True White, False Black, None a draw); else None."""
+    from engine.egtb.probe import DRAW, WIN
+    from engine.egtb.root import root_moves
+
+    value, _ = root_moves(engine.egtb, game.board, game.counters)
+    if value is None:
+        return None
+    if value.result == DRAW:
+        return (None,)
+    white_to_move = game.board.position.white_to_move
+    return (white_to_move if value.result == WIN else not white_to_move,)
 
 
 def _has_capture(variant: Variant, position: Position) -> bool:

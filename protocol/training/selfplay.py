@@ -48,13 +48,19 @@ class Summary:
 
 
 def settings_record(settings: SelfPlaySettings, openings_file: str | None,
-                    weights: dict[str, Any]) -> dict[str, Any]:
-    """The settings as meta.json keeps them: what a resumed run must match."""
+                    weights: dict[str, Any], egtb: dict[str, Any] | None = None
+                    ) -> dict[str, Any]:
+    """The settings as meta.json keeps them: what a resumed run must match. Databases are
+    kept as what they hold (``egtb``: the complete piece count and the slices; the same
+    tables give the same games wherever they lie); without them the key is left out, as in
+    data written before ``--egtb``."""
     record = asdict(settings)
-    del record["variant"], record["weights"]
+    del record["variant"], record["weights"], record["egtb"]
     record["openings"] = None if openings_file is None else {
         "file": str(openings_file), "sha256": file_sha256(openings_file)}
     record["weights"] = weights
+    if settings.egtb is not None:
+        record["egtb"] = egtb
     return record
 
 

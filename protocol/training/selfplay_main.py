@@ -30,6 +30,24 @@ def load_openings(path: str, variant: Variant) -> list:
         raise DataError(f"{path}: {exc.strerror or exc}") from None
 
 
+def _databases(variant: Variant, option: str | None) -> tuple[str | None, dict | None]:
+    """--egtb: (the directory, what meta.json keeps of its tables), or (None, None); a
+    directory without tables for the rule set is an error before any game starts."""
+    if option is None:
+        return None, None
+    from engine.egtb import default_dir
+    from engine.egtb.paths import variant_dir
+    from engine.egtb.probe import shared_tablebase
+
+    directory = str(option or default_dir())
+    tb = shared_tablebase(variant, directory)
+    if tb is None:
+        why = " (they are for forced captures)" if not variant.forced_capture else ""
+        raise DataError(f"no endgame databases for {variant_label(variant)} in "
+                        f"{variant_dir(directory, variant.name)}{why}")
+    return directory, {"pieces": tb.pieces, "slices": len(tb)}
+
+
 def main(args: argparse.Namespace, variant: Variant) -> int:
     cluster = getattr(args, "cluster", None)
     if cluster is not None:
@@ -45,9 +63,11 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
         raise DataError(f"--max-plies {args.max_plies} leaves no move after {random_plies} "
                         "random plies")
     nodes = args.nodes if args.nodes is not None or args.depth else DEFAULT_NODES
+    egtb, egtb_record = _databases(variant, args.egtb)
     settings = SelfPlaySettings(variant_label(variant), nodes, args.depth, random_plies,
-                                args.seed, args.max_plies, args.hash, args.weights)
-    record = settings_record(settings, args.openings, weights_info(variant, args.weights))
+                                args.seed, args.max_plies, args.hash, args.weights, egtb)
+    record = settings_record(settings, args.openings, weights_info(variant, args.weights),
+                             egtb_record)
     try:
         meta = prepare_directory(args.out, settings.variant, record)
     except OSError as exc:
