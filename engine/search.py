@@ -52,6 +52,7 @@ __all__ = [
     "MAX_DEPTH",
     "mate_in",
     "max_threads",
+    "open_databases",
 ]
 
 #: deepest nominal depth (the core's ply stack holds 128 plies including extensions)
@@ -248,7 +249,7 @@ class Engine:
         #: a helper Searcher's arguments: hash size 0, it uses the main Searcher's table
         self._searcher_args = (rules, self.variant.name, 0, *counts)
         self._learned = learned  #: the evaluation the search uses (None: the classic one)
-        self.egtb: Tablebase | None = _open_egtb(self.variant, egtb)
+        self.egtb: Tablebase | None = open_databases(self.variant, egtb)
         self._searcher = self._new_searcher(hash_mb)
         #: the thread bringing the table's pages into memory (see prefault)
         self._touching: threading.Thread | None = None
@@ -921,9 +922,11 @@ class _RootSearch:
         )
 
 
-def _open_egtb(variant: Variant, egtb) -> "Tablebase | None":
+def open_databases(variant: Variant, egtb) -> "Tablebase | None":
     """The databases to use: a Tablebase, or a directory whose files for the rule set are
-    shared by every engine of the process (None: no databases)."""
+    shared by every engine of the process (None: no databases); a directory without them is
+    a ValueError naming it. (Also the check of ``damka selfplay --egtb`` before its workers
+    start.)"""
     if egtb is None:
         return None
     # imported here: the databases need numpy, which a search without them does not load

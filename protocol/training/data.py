@@ -38,9 +38,9 @@ and one entry per **game**:
 
 ``meta.json`` holds ``format`` (``"damka-selfplay"``), ``version``, ``variant`` (a name
 ``engine.get_variant`` reads back, ``-nocapture`` for the house rule), ``settings`` (what the
-games depend on: budget, seed, openings, cap, weights, databases), ``endings``, ``games_done`` (games
-0 .. games_done-1 are in the chunks), ``positions`` and ``chunks`` (file, first game, games,
-positions of each). A chunk is written under a temporary name and renamed, and then
+games depend on: budget, seed, openings, cap, weights, databases), ``endings``,
+``games_done`` (games 0 .. games_done-1 are in the chunks), ``positions`` and ``chunks``
+(file, first game, games, positions of each). A chunk is written under a temporary name and renamed, and then
 ``meta.json`` is replaced, so an interrupted run leaves a consistent directory.
 """
 

@@ -36,15 +36,10 @@ def _databases(variant: Variant, option: str | None) -> tuple[str | None, dict |
     if option is None:
         return None, None
     from engine.egtb import default_dir
-    from engine.egtb.paths import variant_dir
-    from engine.egtb.probe import shared_tablebase
+    from engine.search import open_databases
 
     directory = str(option or default_dir())
-    tb = shared_tablebase(variant, directory)
-    if tb is None:
-        why = " (they are for forced captures)" if not variant.forced_capture else ""
-        raise DataError(f"no endgame databases for {variant_label(variant)} in "
-                        f"{variant_dir(directory, variant.name)}{why}")
+    tb = open_databases(variant, directory)
     return directory, {"pieces": tb.pieces, "slices": len(tb)}
 
 
