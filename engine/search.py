@@ -937,8 +937,9 @@ def open_databases(variant: Variant, egtb) -> "Tablebase | None":
         return egtb
     tb = shared_tablebase(variant, egtb)
     if tb is None:
+        why = " (they are for forced captures)" if not variant.forced_capture else ""
         raise ValueError(f"no endgame databases for {_label(variant)} in "
-                         f"{variant_dir(egtb, variant.name)}")
+                         f"{variant_dir(egtb, variant.name)}{why}")
     return tb
 
 

@@ -40,8 +40,9 @@ and one entry per **game**:
 ``engine.get_variant`` reads back, ``-nocapture`` for the house rule), ``settings`` (what the
 games depend on: budget, seed, openings, cap, weights, databases), ``endings``,
 ``games_done`` (games 0 .. games_done-1 are in the chunks), ``positions`` and ``chunks``
-(file, first game, games, positions of each). A chunk is written under a temporary name and renamed, and then
-``meta.json`` is replaced, so an interrupted run leaves a consistent directory.
+(file, first game, games, positions of each). A chunk is written under a temporary name and
+renamed, and then ``meta.json`` is replaced, so an interrupted run leaves a consistent
+directory.
 """
 
 from __future__ import annotations
