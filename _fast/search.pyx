@@ -8,10 +8,11 @@ without the GIL, and polls a stop flag that any thread may set.
 
 Parallel search (Lazy SMP): helper Searchers share the main one's transposition table and
 search the same root on their own threads (``run_helper``), each with its own killers,
-history and stacks, at varied depths; they share results only through the table. Its entries
-are lockless: each stores ``key ^ data`` next to ``data``, both written and read as single
-64-bit words, so an entry half-written by another thread fails the key check and is never
-used.
+history and stacks; they share results through the table, and tell each other which positions
+they are searching so that they put those moves off and split the work (simplified ABDADA).
+The table's entries are lockless: each stores ``key ^ data`` next to ``data``, both written and
+read as single 64-bit words, so an entry half-written by another thread fails the key check
+and is never used.
 """
 
 from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t, int16_t, int8_t, int64_t
@@ -189,6 +190,8 @@ ctypedef struct SearchState:
     int done_score             # ... its score, and its principal variation
     int done_pv_len
     Move done_pv[MAX_PLY]
+    uint64_t* busy             # keys some thread of this search is searching now (NULL: one thread)
+    uint64_t deferred          # moves put off because another thread was searching them
 
 
 # ---------------------------------------------------------------------------------------
@@ -592,6 +595,27 @@ cdef inline int pick(MoveList* ml, int* scores, int start) noexcept nogil:
     return best
 
 
+# Lazy SMP threads tell each other which positions they are searching (simplified ABDADA):
+# a thread defers a move whose position another thread is searching to the end of its list,
+# so that the threads of one iteration split its work instead of repeating it.
+cdef enum:
+    BUSY_SLOTS = 16384         # 128 KB shared by a search's threads
+    DEFER_DEPTH = 3            # shallower nodes are cheaper to search than to coordinate
+
+
+cdef inline bint busy_elsewhere(SearchState* s, uint64_t key) noexcept nogil:
+    return damka_load64(&s.busy[key & (BUSY_SLOTS - 1)]) == key
+
+
+cdef inline void busy_mark(SearchState* s, uint64_t key) noexcept nogil:
+    damka_store64(&s.busy[key & (BUSY_SLOTS - 1)], key)
+
+
+cdef inline void busy_clear(SearchState* s, uint64_t key) noexcept nogil:
+    if damka_load64(&s.busy[key & (BUSY_SLOTS - 1)]) == key:
+        damka_store64(&s.busy[key & (BUSY_SLOTS - 1)], 0)
+
+
 cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int beta,
                 int pv_node) noexcept nogil:
     cdef MoveList ml
@@ -604,6 +628,10 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     cdef int alpha0 = alpha
     cdef Move* m
     cdef uint16_t q
+    cdef uint16_t deferred[MAX_MOVES]
+    cdef int n_deferred = 0, k = 0
+    cdef bint coordinate = s.busy != NULL and depth >= DEFER_DEPTH
+    cdef uint64_t child_key
 
     s.pv_len[ply] = 0
     if depth <= 0:
@@ -651,15 +679,31 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     best = -INF
     best_index = NO_MOVE
     moved = 0
-    for i in range(ml.count):
-        j = pick(&ml, scores, i)
-        tmp = original_index[i]
-        original_index[i] = original_index[j]
-        original_index[j] = tmp
+    while True:
+        # the moves in order, then those deferred because another thread was searching them
+        if k < ml.count:
+            i = k
+            j = pick(&ml, scores, i)
+            tmp = original_index[i]
+            original_index[i] = original_index[j]
+            original_index[j] = tmp
+        elif k - ml.count < n_deferred:
+            i = deferred[k - ml.count]
+        else:
+            break
+        k += 1
         m = &ml.moves[i]
+        child_key = key_after(p, key, m)
+        if coordinate and moved > 0 and k <= ml.count and busy_elsewhere(s, child_key):
+            deferred[n_deferred] = i
+            n_deferred += 1
+            s.deferred += 1
+            continue
         make_move(p, m, &child)
-        s.keys[s.history_len + ply + 1] = key_after(p, key, m)
+        s.keys[s.history_len + ply + 1] = child_key
         next_draw_state(s, p, m, &child, &s.draw[ply], &s.draw[ply + 1])
+        if coordinate:
+            busy_mark(s, child_key)
         new_depth = depth - 1
         if moved == 0:
             score = -search(s, &child, new_depth, ply + 1, -beta, -alpha, pv_node)
@@ -677,6 +721,8 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
                 score = -search(s, &child, new_depth, ply + 1, -alpha - 1, -alpha, 0)
             if score > alpha and score < beta and pv_node:
                 score = -search(s, &child, new_depth, ply + 1, -beta, -alpha, 1)
+        if coordinate:
+            busy_clear(s, child_key)
         moved += 1
         if s.stop:
             return 0
@@ -720,14 +766,31 @@ cdef void halve_history(SearchState* s) noexcept nogil:
 # ---------------------------------------------------------------------------------------
 # Lazy SMP helpers: the same root, deeper and deeper, results only through the shared table
 
+# The scheme bench/smp_speed.py measured best with two threads (time to depth, 5 runs each,
+# start and middlegame): threads that defer each other's moves on the main search's iteration,
+# 0.44x and 0.51x of one thread's time; the first helper a ply ahead without deferring (the
+# scheme before), 0.88x and 0.82x.
+cdef bint SMP_DEFER = 1       # threads defer moves another thread is searching
+cdef int HELPER_AHEAD = 0      # plies the first helper searches ahead of the main search
+
+
+def _set_smp_scheme(bint defer, int ahead):
+    """Choose the Lazy SMP scheme for the next searches (bench/smp_speed.py compares them):
+    whether threads defer moves another is searching, and how many plies the first helper
+    keeps ahead of the main search."""
+    global SMP_DEFER, HELPER_AHEAD
+    SMP_DEFER = defer
+    HELPER_AHEAD = ahead
+
+
 cdef enum:
     HELPER_MAX_DEPTH = 96
     HELPER_WINDOW = 25         # the first aspiration half-width, as engine/search.py's
 
 
 cdef int skip_depth(int helper, int depth) noexcept nogil:
-    """Whether helper ``helper`` leaves out iteration ``depth``. The first never does: it is
-    always one ply ahead of the main search (which measured best with two threads). The others
+    """Whether helper ``helper`` leaves out iteration ``depth``. The first never does: it
+    searches the main search's iteration with it (see HELPER_AHEAD). The others
     come in groups: two that skip every other depth (one odd, one even), then four that skip
     pairs of depths at four phases, six with runs of three, eight with runs of four; so they
     spread over the next few depths and fill the table for the main search."""
@@ -764,11 +827,11 @@ cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
     cdef int depth = 0, score = 0, last = 0, delta, alpha, beta, leading
     cdef int have_score = 0
     while not s.stop:
-        # never a depth the main search has already begun: it fills the table with those
+        # the main search's iteration (HELPER_AHEAD plies on) or deeper, never a shallower one
         depth += 1
-        leading = damka_load_int(&s.leader.iteration)
-        if depth <= leading:
-            depth = leading + 1
+        leading = damka_load_int(&s.leader.iteration) + HELPER_AHEAD
+        if depth < leading:
+            depth = leading
         while skip_depth(s.helper, depth):
             depth += 1
         if depth > HELPER_MAX_DEPTH or depth > damka_load_int(&s.leader.depth_limit):
@@ -798,7 +861,7 @@ cdef void helper_loop(SearchState* s, const Pos* root) noexcept nogil:
             return
         have_score, last = 1, score
         if publish_iteration(s, depth, score):
-            depth += 1  # the main search goes on at depth + 1: stay a ply ahead of it
+            depth += HELPER_AHEAD  # the main search goes on at depth + 1: keep ahead of it
 
 
 # ---------------------------------------------------------------------------------------
@@ -819,6 +882,7 @@ cdef class Searcher:
     cdef size_t table_bytes     # the size of its own table
     cdef readonly bint table_fresh  # its own table is still all zero: nothing to clear
     cdef object egtb_solver
+    cdef uint64_t* busy_table   # main: the positions its threads are searching (see follow)
 
     def __cinit__(self):
         self.s = <SearchState*>calloc(1, sizeof(SearchState))
@@ -829,6 +893,7 @@ cdef class Searcher:
         if self.s != NULL:
             if self.owns_table:
                 damka_table_free(self.s.tt, self.table_bytes)
+            free(self.busy_table)
             free(self.s)
             self.s = NULL
 
@@ -973,6 +1038,15 @@ cdef class Searcher:
         s.history_len = m.history_len
         s.draw[0] = m.draw[0]
         self.root = main.root
+        if SMP_DEFER:
+            if main.busy_table == NULL:
+                main.busy_table = <uint64_t*>calloc(BUSY_SLOTS, sizeof(uint64_t))
+                if main.busy_table == NULL:
+                    raise MemoryError()
+            elif helper == 1:
+                memset(main.busy_table, 0, BUSY_SLOTS * sizeof(uint64_t))
+            m.busy = main.busy_table
+        s.busy = m.busy
         s.helper = helper
         s.helper_depth = 0
         s.leader = m
@@ -981,6 +1055,7 @@ cdef class Searcher:
         s.done_pv_len = 0
         memset(s.killers, 0, sizeof(s.killers))
         s.nodes = 0
+        s.deferred = 0
         s.stop = 0
         s.sel_depth = 0
         s.deadline = 0
@@ -1004,6 +1079,8 @@ cdef class Searcher:
         self._written()
         self.s.iteration = 0
         self.s.depth_limit = HELPER_MAX_DEPTH
+        self.s.busy = NULL  # (one thread, until follow() gives it helpers)
+        self.s.deferred = 0
         self.s.nodes = 0
         self.s.stop = 0
         self.s.sel_depth = 0
@@ -1092,6 +1169,11 @@ cdef class Searcher:
         return self.s.nodes
 
     @property
+    def deferred(self):
+        """Moves this search put off because another of its threads was searching them."""
+        return self.s.deferred
+
+    @property
     def sel_depth(self):
         return self.s.sel_depth
 
@@ -1106,6 +1188,8 @@ cdef class Searcher:
         cdef Pos child
         cdef Move* m
         cdef int score
+        cdef uint64_t child_key
+        cdef bint coordinate
         self._written()
         if not 0 <= index < self.root_moves.count:
             raise IndexError("no such root move")
@@ -1113,8 +1197,14 @@ cdef class Searcher:
         make_move(&self.root, m, &child)
         self.s.keys[self.s.history_len + 1] = key_after(&self.root, self.s.keys[self.s.history_len], m)
         next_draw_state(self.s, &self.root, m, &child, &self.s.draw[0], &self.s.draw[1])
+        child_key = self.s.keys[self.s.history_len + 1]
+        coordinate = self.s.busy != NULL and depth >= DEFER_DEPTH
         with nogil:
+            if coordinate:
+                busy_mark(self.s, child_key)
             score = -search(self.s, &child, depth - 1, 1, -beta, -alpha, 1)
+            if coordinate:
+                busy_clear(self.s, child_key)
         self.s.pv[0][0] = m[0]
         for i in range(self.s.pv_len[1]):
             self.s.pv[0][i + 1] = self.s.pv[1][i]

@@ -77,10 +77,18 @@ def time_to_depth(fen: str | None, threads: int, depth: int) -> tuple[float, int
     return result.time, result.nodes, engine._searcher.nodes
 
 
-def time_ratios(fen: str | None, threads: int, depth: int, runs: int) -> list[float]:
-    """Time to ``depth`` on ``threads`` threads over one thread's, for ``runs`` runs."""
+def time_ratios(fen: str | None, threads: int, depth: int, runs: int,
+                schemes: list[tuple[int, int]]) -> dict[tuple[int, int], list[float]]:
+    """Time to ``depth`` on ``threads`` threads over one thread's, for ``runs`` runs of each
+    Lazy SMP scheme (defer, ahead), taken in turn so that the machine's drift hits each alike."""
     one = time_to_depth(fen, 1, depth)[0]
-    return [time_to_depth(fen, threads, depth)[0] / one for _ in range(runs)]
+    ratios: dict[tuple[int, int], list[float]] = {scheme: [] for scheme in schemes}
+    for _ in range(runs):
+        for scheme in schemes:
+            _search._set_smp_scheme(*scheme)
+            ratios[scheme].append(time_to_depth(fen, threads, depth)[0] / one)
+    _search._set_smp_scheme(*schemes[0])
+    return ratios
 
 
 def stop_latency(threads: int, trials: int = 5) -> float:
@@ -137,7 +145,14 @@ def main() -> int:
                         help="international perft depth, 0 for none (default 11)")
     parser.add_argument("--runs", type=int, default=5,
                         help="runs of the time to depth, 0 for none (default 5)")
+    parser.add_argument("--schemes", default="1:0",
+                        help="Lazy SMP schemes whose time to depth to compare, DEFER:AHEAD,... "
+                             "(DEFER 1: threads defer moves another is searching; AHEAD: plies "
+                             "the first helper keeps ahead of the main search; default 1:0, "
+                             "the engine's own; the first is used for the other measures)")
     args = parser.parse_args()
+    schemes = [tuple(int(x) for x in item.split(":")) for item in args.schemes.split(",")]
+    _search._set_smp_scheme(*schemes[0])
     n = args.threads
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
           f"{os.getloadavg()[2]:.2f}; {os.cpu_count()} cores; hash {HASH_MB} MB")
@@ -165,10 +180,10 @@ def main() -> int:
               "each):")
         for name, fen in POSITIONS.items():
             depth = depths[name]
-            ratios = time_ratios(fen, n, depth, args.runs)
-            mean = sum(ratios) / len(ratios)
-            print(f"  {name:<11} depth {depth}: mean {mean:.2f}  "
-                  f"({' '.join(f'{r:.2f}' for r in ratios)})", flush=True)
+            for (defer, ahead), ratios in time_ratios(fen, n, depth, args.runs, schemes).items():
+                mean = sum(ratios) / len(ratios)
+                print(f"  {name:<11} depth {depth}, defer {defer} ahead {ahead}: mean {mean:.2f}"
+                      f"  ({' '.join(f'{r:.2f}' for r in ratios)})", flush=True)
     print(f"stop latency, {n} threads, worst of 5: {stop_latency(n) * 1000:.1f} ms")
     print(f"memory per helper thread: {helper_memory_kb(n)} KB resident besides the shared "
           f"hash table (its search state allocates {_search.STATE_BYTES // 1024} KB)")

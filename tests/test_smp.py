@@ -28,6 +28,9 @@ from material_search import winning_moves
 
 REPO = Path(__file__).resolve().parents[1]
 THREADS = 2
+# 36 plies of depth-7 self-play from the start (bench/smp_speed.py's middlegame)
+MIDDLEGAME = ("W:W26,31,32,33,36,38,39,42,43,45,46,48,49,50:B1,2,3,4,7,12,13,14,16,17,18,19,22,"
+              "23")
 
 
 def damka(*args: str) -> subprocess.CompletedProcess:
@@ -199,8 +202,8 @@ def test_a_real_stop_is_not_taken_for_a_helper_ahead():
 
 def test_a_helper_leaves_an_iteration_the_main_search_has_gone_beyond():
     """Once the main search begins a deeper iteration than the one a helper is on, the
-    helper's result can no longer be used: it abandons that iteration, unfinished, and goes
-    on one deeper than the main search."""
+    helper's result can no longer be used: it abandons that iteration, unfinished, and joins
+    the main search's."""
     main, helper, _ = _main_and_helper(depth_limit=60)
     main.set_iteration(2)
     worker = threading.Thread(target=helper.run_helper)
@@ -212,15 +215,29 @@ def test_a_helper_leaves_an_iteration_the_main_search_has_gone_beyond():
         stale = helper.helper_depth
         assert stale >= 13
         main.set_iteration(40)
-        while helper.helper_depth != 41 and time.monotonic() < deadline:
+        while helper.helper_depth != 40 and time.monotonic() < deadline:
             time.sleep(0.001)
-        assert helper.helper_depth == 41
+        assert helper.helper_depth == 40
         completed = main.helper_iteration(helper)
         assert completed is not None and completed[0] < stale  # never finished
     finally:
         helper.stop()
         worker.join(timeout=60)
     assert not worker.is_alive()
+
+
+def test_threads_put_off_the_moves_another_thread_is_searching():
+    """With two threads each defers a move whose position the other is searching to the end of
+    its list (they split an iteration's work instead of repeating it); one thread never does,
+    so it stays the plain, deterministic search."""
+    board = Board("international", MIDDLEGAME)
+    engine = Engine("international", hash_mb=16, threads=THREADS)
+    result = engine.search(board, Limits(depth=14))
+    assert result.depth == 14 and result.best_move in board.legal_moves
+    assert engine._searcher.deferred + sum(h.deferred for h in engine._helpers) > 0
+    one = Engine("international", hash_mb=16, threads=1)
+    assert one.search(board, Limits(depth=14)).depth == 14
+    assert one._searcher.deferred == 0
 
 
 def test_two_threads_reach_the_depth_asked_for_and_no_deeper():
