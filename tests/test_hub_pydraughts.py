@@ -52,7 +52,10 @@ def _engine(options: dict) -> HubEngine:
 
 def _play(variant: str, options: dict, limit: Limit, check_clock: bool = False,
           times: list | None = None) -> PyBoard:
-    """A whole game; ``times`` collects the thinking time of each move with a choice."""
+    """A whole game; ``times`` collects the thinking time of each move the engine searched
+    without proving its result. (A proven win or loss rightly ends the search early, and a move
+    that is the only one answers at once: depth 0. pydraughts may count two paths of one capture
+    as two moves.)"""
     board = PyBoard(variant=variant)
     white, black = _engine(options), _engine(options)
     clock = {WHITE: limit.time, "other": limit.time}
@@ -66,7 +69,9 @@ def _play(variant: str, options: dict, limit: Limit, check_clock: bool = False,
             result = engine.play(board, limit, ponder=False)
             spent = engine.thinking
             assert result.move.board_move in legal, f"illegal move {result.move.pdn_move}"
-            if times is not None and len(legal) > 1:
+            proven = "win" in result.info.get("score", {})  # pydraughts: {"win": moves} or {"cp": n}
+            searched = result.info.get("depth", 0) > 0
+            if times is not None and len(legal) > 1 and searched and not proven:
                 times.append(spent)
             if limit.movetime is not None:
                 assert spent <= limit.movetime + LOAD_MARGIN, \
