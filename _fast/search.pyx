@@ -433,36 +433,16 @@ cdef enum:
     EVAL_LIMIT = 20000         # static scores stay far from the mate scores
 
 
-cdef bint PROGRESS_SCALE = 0    # shrink static scores as the 40-move count mounts (below)
-
-
-def _set_progress_scale(bint on):
-    """Whether static scores shrink as the plies without capture or crowning mount (see
-    static_eval). Off until a timed match shows it converts more than it costs."""
-    global PROGRESS_SCALE
-    PROGRESS_SCALE = on
-
-
-cdef inline int static_eval(SearchState* s, const Pos* p, int ply) noexcept nogil:
-    """The static evaluation in use (side to move's view). Under a no-progress rule (the 8x8
-    40-move rule) it shrinks as the plies without a capture or a crowning mount, to half at
-    the rule's limit: of two lines that keep the same advantage, the search prefers the one
-    that makes progress, so a won position is converted before the rule draws it."""
+cdef inline int static_eval(SearchState* s, const Pos* p) noexcept nogil:
+    """The static evaluation in use (side to move's view)."""
     cdef int v
-    cdef int limit = s.draws.no_progress_plies
-    cdef int spent = s.draw[ply].no_progress
     if s.learned == NULL:
-        v = evaluate(&s.eval, &s.rules, p)
-    else:
-        v = learned_evaluate(s.learned, p)
-        if v > EVAL_LIMIT:
-            v = EVAL_LIMIT
-        elif v < -EVAL_LIMIT:
-            v = -EVAL_LIMIT
-    if PROGRESS_SCALE and limit and spent > 0:
-        if spent > limit:
-            spent = limit
-        v = v * (2 * limit - spent) // (2 * limit)   # (C division: -v scales to exactly -v')
+        return evaluate(&s.eval, &s.rules, p)
+    v = learned_evaluate(s.learned, p)
+    if v > EVAL_LIMIT:
+        return EVAL_LIMIT
+    if v < -EVAL_LIMIT:
+        return -EVAL_LIMIT
     return v
 
 
@@ -534,15 +514,15 @@ cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta) noe
     if ply > s.sel_depth:
         s.sel_depth = ply
     if ply >= MAX_PLY - 1:
-        return static_eval(s, p, ply)
+        return static_eval(s, p)
     if not has_capture(&s.rules, p):
         if count_quiet(&s.rules, p) == 0:
             return -MATE + ply
-        return static_eval(s, p, ply)
+        return static_eval(s, p)
     best = -INF
     if not s.rules.forced:
         # the house rule: the side to move may decline to capture
-        best = static_eval(s, p, ply)
+        best = static_eval(s, p)
         if best >= beta:
             return best
         if best > alpha:
@@ -550,7 +530,6 @@ cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta) noe
     generate_captures(&s.rules, p, &ml, NULL)
     for i in range(ml.count):
         make_move(p, &ml.moves[i], &child)
-        s.draw[ply + 1].no_progress = 0   # (a capture: all quiesce needs of the draw state)
         score = -quiesce(s, &child, ply + 1, -beta, -alpha)
         if s.stop:
             return 0
@@ -664,7 +643,7 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     if ply > 0 and is_draw(s, ply):
         return 0
     if ply >= MAX_PLY - 2:
-        return static_eval(s, p, ply)
+        return static_eval(s, p)
     # mate distance pruning
     if alpha < -MATE + ply:
         alpha = -MATE + ply
@@ -1259,7 +1238,7 @@ cdef class Searcher:
 
     def evaluate(self):
         """Static evaluation of the root position, side to move's point of view."""
-        return static_eval(self.s, &self.root, 0)
+        return static_eval(self.s, &self.root)
 
     def quiesce(self):
         """Quiescence score of the root position (captures resolved)."""

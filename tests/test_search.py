@@ -19,7 +19,7 @@ import pytest
 from engine import Board
 from engine.benchmark import BENCH_POSITIONS, run_bench
 from engine.draws import DrawCounters, game_history
-from engine.search import MATE_SCORE, MATE_THRESHOLD, Engine, Limits, SearchInfo, _search, mate_in
+from engine.search import MATE_SCORE, MATE_THRESHOLD, Engine, Limits, SearchInfo, mate_in
 
 from material_search import winning_moves
 
@@ -134,57 +134,6 @@ def test_forty_move_rule_on_8x8(variant, fen):
     engine.clear()
     drawn = engine.search(board, Limits(depth=10), counters=DrawCounters(no_progress=79))
     assert drawn.score == 0  # ...that the 40-move rule takes away
-
-
-#: a man up, and far from a draw, in each 8x8 set (the man's side to move)
-MAN_UP = [
-    ("english", "W:W21,22,23,26:B5,6,7"),
-    ("russian", "W:Wa1,c1,e1,g1:Bb8,d8,f8"),
-    ("czech", "W:Wa1,c1,e1,g1:Bb8,d8,f8"),
-    ("italian", "W:W21,22,23,26:B5,6,7"),
-]
-
-
-@pytest.mark.parametrize("variant, fen", MAN_UP, ids=[v for v, _ in MAN_UP])
-def test_the_static_score_shrinks_as_the_40_move_count_mounts(variant, fen, progress_scale):
-    """So that of two lines that keep an advantage the search takes the one that captures or
-    crowns: to half the score at the rule's 80 plies, never changing its sign."""
-    board = Board(variant, fen)
-    searcher = Engine(variant, hash_mb=1)._searcher
-    scores = []
-    for plies in (0, 20, 40, 60, 79, 80):
-        searcher.set_position(*board.position, no_progress=plies)
-        scores.append(searcher.evaluate())
-    progress_scale(False)
-    searcher.set_position(*board.position, no_progress=60)
-    assert searcher.evaluate() == scores[0]  # (switched off: the count does not matter)
-    progress_scale(True)
-    assert scores[0] > 20
-    assert all(a > b > 0 for a, b in zip(scores, scores[1:]))
-    assert abs(scores[-1] - scores[0] / 2) <= 1
-    # the board turned 180 degrees with the colours swapped and the other side to move: the
-    # same score for its side to move
-    white, black, kings, white_to_move = board.position
-    turn = lambda mask: sum(1 << (31 - s) for s in range(32) if mask >> s & 1)  # noqa: E731
-    searcher.set_position(turn(black), turn(white), turn(kings), not white_to_move, no_progress=60)
-    assert searcher.evaluate() == scores[3]
-
-
-@pytest.fixture
-def progress_scale():
-    """The core's switch for the scaling, on for the test and restored after it."""
-    _search._set_progress_scale(True)
-    yield _search._set_progress_scale
-    _search._set_progress_scale(False)
-
-
-def test_international_has_no_40_move_count_to_shrink_the_score(progress_scale):
-    board = Board("international", "W:W31,32,33,34,35,36:B1,2,3,4,5")
-    searcher = Engine("international", hash_mb=1)._searcher
-    searcher.set_position(*board.position, no_progress=0)
-    fresh = searcher.evaluate()
-    searcher.set_position(*board.position, no_progress=60)
-    assert searcher.evaluate() == fresh != 0
 
 
 def _walk(board: Board, plies: int, seed: int, avoid: frozenset = frozenset()) -> None:
