@@ -4,8 +4,9 @@ Run on purpose (never part of the test run), on a quiet machine:
 
     python bench/smp_speed.py                       # 10 s searches, perft(11), 2 threads
     python bench/smp_speed.py --seconds 5 --perft-depth 10 --threads 2
+    python bench/smp_speed.py --variant russian --perft-depth 0     # an 8x8 rule set
 
-For the international start and a middlegame position:
+For the start and a middlegame position of the rule set (international by default):
 
 * one thread searches for ``--seconds``; its last completed depth D and when it completed;
 * N threads search for the same time: total nodes per second against one thread's;
@@ -36,16 +37,24 @@ from engine.timeman import TimeSettings
 from engine.variants import get_variant
 
 POSITIONS = {
-    "start": None,
-    # 36 plies of depth-7 self-play from the start: 14 men each, 12 moves to choose from
-    "middlegame": "W:W26,31,32,33,36,38,39,42,43,45,46,48,49,50:B1,2,3,4,7,12,13,14,16,17,18,"
-                  "19,22,23",
+    "international": {
+        "start": None,
+        # 36 plies of depth-7 self-play from the start: 14 men each, 12 moves to choose from
+        "middlegame": "W:W26,31,32,33,36,38,39,42,43,45,46,48,49,50:B1,2,3,4,7,12,13,14,16,"
+                      "17,18,19,22,23",
+    },
+    "russian": {
+        "start": None,
+        # 20 plies of depth-11 self-play from the start: 8 men each, 10 moves to choose from
+        "middlegame": "W:Wa1,c1,e1,g1,d2,f2,c3,c5:Ba5,h6,a7,e7,g7,b8,d8,f8",
+    },
 }
 HASH_MB = 64
+VARIANT = "international"  # the rule set of the searches (--variant)
 
 
 def _engine(threads: int) -> Engine:
-    return Engine("international", hash_mb=HASH_MB, threads=threads,
+    return Engine(VARIANT, hash_mb=HASH_MB, threads=threads,
                   time_settings=TimeSettings(move_overhead=0.0))
 
 
@@ -64,7 +73,7 @@ def timed_search(fen: str | None, threads: int,
     timer = threading.Timer(seconds, engine.stop)
     cpu = time.process_time()
     timer.start()
-    result = engine.search(Board("international", fen), Limits(infinite=True), on_info=note)
+    result = engine.search(Board(VARIANT, fen), Limits(infinite=True), on_info=note)
     timer.cancel()
     return result.nodes, result.time, time.process_time() - cpu, done
 
@@ -72,7 +81,7 @@ def timed_search(fen: str | None, threads: int,
 def time_to_depth(fen: str | None, threads: int, depth: int) -> tuple[float, int, int]:
     """(seconds, nodes of all threads, nodes of the main thread) of a search to ``depth``."""
     engine = _engine(threads)
-    result = engine.search(Board("international", fen), Limits(depth=depth))
+    result = engine.search(Board(VARIANT, fen), Limits(depth=depth))
     # (the main search's own count: a bench may look inside, the API reports the total)
     return result.time, result.nodes, engine._searcher.nodes
 
@@ -96,7 +105,7 @@ def stop_latency(threads: int, trials: int = 5) -> float:
     engine = _engine(threads)
     worst = 0.0
     for n in range(trials):
-        future = engine.search_async(Board("international"), Limits(infinite=True))
+        future = engine.search_async(Board(VARIANT), Limits(infinite=True))
         time.sleep(0.3 + 0.1 * n)
         start = time.perf_counter()
         engine.stop()
@@ -111,7 +120,7 @@ def helper_memory_kb(threads: int, seconds: float = 3.0) -> int:
     same engine (so the hash table counts in both). It covers the helper's Searcher (stacks,
     killers, history) and the pages of its thread stack the search touched."""
     engine = _engine(1)
-    board = Board("international", POSITIONS["middlegame"])
+    board = Board(VARIANT, POSITIONS[VARIANT]["middlegame"])
     engine.search(board, Limits(movetime=seconds))
     before = _rss_kb()
     engine.set_threads(threads)
@@ -150,11 +159,16 @@ def main() -> int:
                              "(DEFER 1: threads defer moves another is searching; AHEAD: plies "
                              "the first helper keeps ahead of the main search; default 1:0, "
                              "the engine's own; the first is used for the other measures)")
+    parser.add_argument("--variant", default="international", choices=sorted(POSITIONS),
+                        help="rule set of the searches (default international; perft stays "
+                             "international)")
     args = parser.parse_args()
+    global VARIANT
+    VARIANT = args.variant
     schemes = [tuple(int(x) for x in item.split(":")) for item in args.schemes.split(",")]
     _search._set_smp_scheme(*schemes[0])
     n = args.threads
-    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
+    print(f"{VARIANT}; load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
           f"{os.getloadavg()[2]:.2f}; {os.cpu_count()} cores; hash {HASH_MB} MB")
     print("(cpu: the CPU seconds the process got, over the wall seconds: on a loaded machine "
           "the threads get less than a core each, and nodes per CPU second show what a thread "
@@ -162,7 +176,7 @@ def main() -> int:
     print(f"{'position':<11} {'threads':>7} {'nodes':>12} {'Mnodes/s':>9} {'cpu':>5} "
           f"{'M/cpu-s':>8} {'depth':>5} {'t(depth)':>9}   ratios")
     depths = {}
-    for name, fen in POSITIONS.items():
+    for name, fen in POSITIONS[VARIANT].items():
         nodes1, secs1, cpu1, done1 = timed_search(fen, 1, args.seconds)
         depth = depths[name] = max(done1)
         nps1 = nodes1 / secs1
@@ -178,7 +192,7 @@ def main() -> int:
     if args.runs:
         print(f"time to the depth on {n} threads / one thread's time to it ({args.runs} runs "
               "each):")
-        for name, fen in POSITIONS.items():
+        for name, fen in POSITIONS[VARIANT].items():
             depth = depths[name]
             for (defer, ahead), ratios in time_ratios(fen, n, depth, args.runs, schemes).items():
                 mean = sum(ratios) / len(ratios)
