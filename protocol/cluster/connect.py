@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -15,6 +17,11 @@ __all__ = ["ClusterError", "import_ray", "check_address", "connected"]
 
 #: the object store of a Ray started in-process: results are a few kilobytes each
 LOCAL_OBJECT_STORE_MB = 128
+#: how often a ``ray://`` connection is tried when the head could not start its server for us
+CLIENT_SERVER_ATTEMPTS = 3
+#: what Ray's client proxy answers when the server it forks for one client died at start-up
+#: (seen on a busy head: the fork happens while gRPC threads run, and the child can die)
+CLIENT_SERVER_FAILED = "Starting Ray client server failed"
 
 
 class ClusterError(ValueError):
@@ -59,12 +66,27 @@ def connected(address: str, *, num_cpus: int | None = None) -> Iterator[Any]:
                        _system_config={"worker_niceness": 0})
     else:
         options["address"] = address
-    try:
-        ray.init(**options)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise ClusterError(f"cannot connect to the Ray cluster at {address}: "
-                           f"{' '.join(str(exc).split())}") from None
+    _init(ray, options)
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _init(ray: Any, options: dict[str, Any]) -> None:
+    """``ray.init(**options)``, tried again when the head's client server failed to start
+    (a transient failure of the head, not of the address); any other failure is final."""
+    address = options["address"]
+    for attempt in range(1, CLIENT_SERVER_ATTEMPTS + 1):
+        try:
+            ray.init(**options)
+            return
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            reason = " ".join(str(exc).split())
+            if CLIENT_SERVER_FAILED not in reason or attempt == CLIENT_SERVER_ATTEMPTS:
+                raise ClusterError(f"cannot connect to the Ray cluster at {address}: "
+                                   f"{reason}") from None
+        ray.shutdown()
+        print(f"damka: the Ray cluster at {address} could not start a client server for us; "
+              f"trying again ({attempt + 1} of {CLIENT_SERVER_ATTEMPTS})", file=sys.stderr)
+        time.sleep(attempt)

@@ -1,0 +1,74 @@
+"""Connecting to ``--cluster ray://HOST:PORT``: a head that could not start its client server
+for us is asked again (a transient failure seen on busy heads); every other failure ends the
+command at once with one line. Ray itself is replaced by a recorder, so these run without it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.cluster import connect
+from protocol.cluster.connect import CLIENT_SERVER_ATTEMPTS, ClusterError, connected
+
+ADDRESS = "ray://10.0.0.5:10001"
+SERVER_FAILED = ("Initialization failure from server:\nTraceback ...\nRuntimeError: Starting Ray "
+                 "client server failed. See ray_client_server_23000.err for detailed logs.")
+
+
+class FakeRay:
+    """Fails ``init`` with the given errors, in order, then connects; records every call."""
+
+    def __init__(self, *errors: BaseException):
+        self.errors = list(errors)
+        self.calls: list[str] = []
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **options) -> None:
+        self.calls.append(f"init {options['address']}")
+        if self.errors:
+            raise self.errors.pop(0)
+
+    def shutdown(self) -> None:
+        self.calls.append("shutdown")
+
+
+@pytest.fixture
+def no_wait(monkeypatch):
+    monkeypatch.setattr(connect.time, "sleep", lambda seconds: None)
+
+
+def use(monkeypatch, fake: FakeRay) -> FakeRay:
+    monkeypatch.setattr(connect, "import_ray", lambda: fake)
+    return fake
+
+
+def test_a_client_server_that_failed_to_start_is_asked_for_again(monkeypatch, no_wait, capsys):
+    fake = use(monkeypatch, FakeRay(ConnectionAbortedError(SERVER_FAILED)))
+    with connected(ADDRESS) as ray:
+        assert ray is fake
+        assert fake.calls == [f"init {ADDRESS}", "shutdown", f"init {ADDRESS}"]
+    assert fake.calls[-1] == "shutdown"
+    assert "trying again (2 of 3)" in capsys.readouterr().err
+
+
+def test_it_gives_up_after_the_last_attempt_with_one_line(monkeypatch, no_wait):
+    fake = use(monkeypatch, FakeRay(*[ConnectionAbortedError(SERVER_FAILED)]
+                                    * CLIENT_SERVER_ATTEMPTS))
+    with pytest.raises(ClusterError) as error:
+        with connected(ADDRESS):
+            pytest.fail("connected although every attempt failed")
+    assert fake.calls.count(f"init {ADDRESS}") == CLIENT_SERVER_ATTEMPTS
+    message = str(error.value)
+    assert message.startswith(f"cannot connect to the Ray cluster at {ADDRESS}: ")
+    assert "\n" not in message and "Starting Ray client server failed" in message
+
+
+def test_other_failures_are_not_tried_again(monkeypatch, no_wait, capsys):
+    fake = use(monkeypatch, FakeRay(ConnectionError("ray client connection timeout")))
+    with pytest.raises(ClusterError, match="ray client connection timeout"):
+        with connected(ADDRESS):
+            pass
+    assert fake.calls == [f"init {ADDRESS}"]
+    assert capsys.readouterr().err == ""
