@@ -2,7 +2,8 @@
 
 pydraughts (0.6.7) is a real Hub client that nobody here wrote: it launches the engine, does the
 handshake, sends positions and moves in its own notation and checks every answer against its
-own board. International, and three 8x8 sets through the ``pydraughts-8x8`` parameter.
+own board. International, and four 8x8 sets through the ``pydraughts-8x8`` parameter, and
+international and Russian on two search threads (``threads`` set through pydraughts).
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ LOAD_MARGIN = 0.1
 
 
 class TimedHubEngine(HubEngine):
-    """pydraughts' client, noting when ``go`` left and ``done`` came back: the engine's time."""
+    """pydraughts' client, noting when ``go`` left and ``done`` came back (the engine's time)
+    and every ``error`` line, which pydraughts itself only logs (a refused ``set-param``)."""
+
+    def __init__(self, command: list[str]):
+        self.errors: list[str] = []
+        super().__init__(command)
 
     def send(self, line: str) -> None:
         if line.startswith("go "):
@@ -40,6 +46,8 @@ class TimedHubEngine(HubEngine):
         command, arg = super().recv_hub()
         if command == "done":
             self.thinking = time.monotonic() - self.go_sent
+        elif command == "error":
+            self.errors.append(arg)
         return [command, arg]
 
 
@@ -85,6 +93,8 @@ def _play(variant: str, options: dict, limit: Limit, check_clock: bool = False,
         for engine in (white, black):
             engine.quit()
             engine.p.wait(timeout=10)
+    assert white.errors == black.errors == [], \
+        f"the engine refused what pydraughts sent: {white.errors + black.errors}"
     return board
 
 
@@ -96,7 +106,11 @@ def _play(variant: str, options: dict, limit: Limit, check_clock: bool = False,
         ("english", {"variant": "english", "pydraughts-8x8": "true"}),
         ("italian", {"variant": "italian", "pydraughts-8x8": "true"}),
         ("brazilian", {"variant": "brazilian", "pydraughts-8x8": "true"}),
+        ("standard", {"threads": "2"}),
+        ("russian", {"variant": "russian", "pydraughts-8x8": "true", "threads": "2"}),
     ],
+    ids=["international", "russian", "english", "italian", "brazilian", "international-2-threads",
+         "russian-2-threads"],
 )
 def test_complete_game_checked_by_pydraughts(variant, options):
     times: list[float] = []
