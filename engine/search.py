@@ -28,6 +28,7 @@ from .board import Board
 from .draws import DrawCounters, game_history
 from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, man_worth, material_core
 from .fen import parse_fen
+from .hashsize import check_hash
 from .levels import Level, choose, get_level, line_material
 from .move import Move
 from .threads import check_threads, max_threads
@@ -240,8 +241,7 @@ class Engine:
             raise ValueError("the classic evaluation takes no weights")
         self.evaluation: str = evaluation
         learned = load_weights(self.variant, weights) if evaluation == "learned" else None
-        if hash_mb < 1:
-            raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
+        check_hash(hash_mb)
         draws = self.variant.draws
         counts = tuple(n or 0 for n in (draws.king_moves, draws.no_progress,
                                         draws.endgame_three, draws.endgame_two))
@@ -279,8 +279,7 @@ class Engine:
 
     def resize(self, hash_mb: int) -> None:
         """A new hash table of ``hash_mb`` MB (everything learned is lost)."""
-        if hash_mb < 1:
-            raise ValueError(f"hash size must be at least 1 MB, not {hash_mb}")
+        check_hash(hash_mb)
         with self._busy:
             self._join_helpers()
             self._settle_table()  # (it writes the old table)

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 from engine import __version__, _core
 from engine.fen import parse_fen, write_fen
+from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 from engine.move import Move
 from engine.notation import write_pdn
 from engine.squares import square_number
@@ -202,8 +203,8 @@ def _add_analyse(subparsers) -> None:
     limit.add_argument("--nodes", type=_positive_int("nodes"), help="nodes to search")
     p.add_argument("--level", default="full", help="easy, medium, hard or full (default full)")
     p.add_argument("--seed", type=int, default=0, help="seed of a weaker level's choice")
-    p.add_argument("--hash", type=_positive_int("hash size"), default=64, metavar="MB",
-                   help="hash table size in MB (default 64)")
+    p.add_argument("--hash", type=_hash_size, default=64, metavar="MB",
+                   help=f"hash table size in MB, {MIN_HASH_MB}..{MAX_HASH_MB} (default 64)")
     _add_threads(p, "search")
     p.add_argument("--no-forced-capture", action="store_true",
                    help='the "no forced capture" house rule (8x8 rule sets only)')
@@ -305,8 +306,8 @@ def _add_bench(subparsers) -> None:
     )
     p.add_argument("--depth", type=_depth, default=DEFAULT_DEPTH,
                    help=f"search depth, 1..{MAX_DEPTH} (default {DEFAULT_DEPTH})")
-    p.add_argument("--hash", type=_positive_int("hash size"), default=16, metavar="MB",
-                   help="hash table size in MB (default 16)")
+    p.add_argument("--hash", type=_hash_size, default=16, metavar="MB",
+                   help=f"hash table size in MB, {MIN_HASH_MB}..{MAX_HASH_MB} (default 16)")
     p.set_defaults(run=_run_bench)
 
 
@@ -359,6 +360,10 @@ def _int_range(name: str, low: int, high: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, not {value}")
         return value
     return read
+
+
+#: ``--hash`` of analyse, bench and dxp: the range every front end takes (engine.hashsize)
+_hash_size = _int_range("hash size", MIN_HASH_MB, MAX_HASH_MB)
 
 
 def _seconds_up_to(high: float, zero: bool = False) -> Callable[[str], float]:
@@ -414,8 +419,8 @@ def _add_dxp(subparsers) -> None:
                    help="initiator: our colour in the first game (default white)")
     p.add_argument("--fen", help="initiator: start position (default: the start position)")
     p.add_argument("--pdn", metavar="FILE", help="append every finished game to this PDN file")
-    p.add_argument("--hash", type=_int_range("hash", 1, 4096), default=64, metavar="MB",
-                   help="hash table size (default 64)")
+    p.add_argument("--hash", type=_hash_size, default=64, metavar="MB",
+                   help=f"hash table size in MB, {MIN_HASH_MB}..{MAX_HASH_MB} (default 64)")
     p.add_argument("--level", default="full", choices=("easy", "medium", "hard", "full"),
                    help="playing strength (default full)")
     _add_threads(p, "search each move")
@@ -569,6 +574,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # a hash table or database the machine cannot hold
+        print(f"{PROG}: error: out of memory: {_one_line(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

@@ -146,6 +146,14 @@ BAD = [
     ("perft", "--no-forced-capture", "--depth", "1"),  # house rule is 8x8 only
     ("frobnicate",),
     ("--bogus",),
+    # hash sizes out of engine.hashsize's range, in every command that takes one
+    ("analyse", "--depth", "1", "--hash", "0"),
+    ("analyse", "--depth", "1", "--hash", "4097"),
+    ("analyse", "--depth", "1", "--hash", "999999999"),
+    ("bench", "--depth", "1", "--hash", "4097"),
+    ("dxp", "--hash", "4097"),
+    ("selfplay", "--out", "never-written", "--games", "1", "--hash", "4097"),
+    ("match", "--engine", "damka hash=4097", "--engine", "damka", "--depth", "1"),
 ]
 
 
@@ -157,6 +165,31 @@ def test_bad_input_is_one_line_and_status_2(args):
     assert "Traceback" not in run.stderr
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("damka: error: ")
+
+
+def test_a_table_the_machine_cannot_hold_is_one_line_and_status_1(monkeypatch, capsys):
+    import engine.search
+    from protocol.cli import main
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("cannot allocate a 4096 MB hash table")
+
+    monkeypatch.setattr(engine.search, "Engine", no_memory)
+    assert main(["analyse", "--depth", "1", "--hash", "4096"]) == 1
+    out = capsys.readouterr()
+    assert out.err == "damka: error: out of memory: cannot allocate a 4096 MB hash table\n"
+
+
+@pytest.mark.parametrize("hash_mb", [0, 4097, True, 64.0])
+def test_the_engine_refuses_hash_sizes_out_of_range(hash_mb):
+    from engine.search import Engine
+
+    with pytest.raises(ValueError, match="hash size must be between 1 and 4096 MB"):
+        Engine("international", hash_mb=hash_mb)
+    engine = Engine("international", hash_mb=1, prefault=False)
+    with pytest.raises(ValueError, match="hash size must be between 1 and 4096 MB"):
+        engine.resize(hash_mb)
+    assert engine.hash_mb == 1
 
 
 def test_missing_core_says_how_to_build():

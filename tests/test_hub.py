@@ -142,6 +142,7 @@ def test_bad_input_is_an_error_and_the_previous_position_stays(hub):
         "level move-time=-1",
         "set-param name=variant value=frisian",
         "set-param name=hash-mb value=0",
+        "set-param name=hash-mb value=4097",
         "set-param value=3",
         "set-param name=nonsense value=1",
         "pos pos=" + "W" + "e" * 4 + "w" + "e" * 45,  # a white man on its crowning row

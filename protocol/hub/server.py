@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from engine import __version__
 from engine.board import Board
 from engine.errors import DamkaError
+from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 from engine.levels import LEVELS
 from engine.threads import max_threads
 from engine.timeman import DEFAULT_OVERHEAD
@@ -191,7 +192,8 @@ class HubServer:
         p = self.params
         self.send("param", name="variant", value=p.variant.hub_name, type="enum",
                   values=" ".join(VARIANT_VALUES))
-        self.send("param", name="hash-mb", value=p.hash_mb, type="int", min=1, max=4096)
+        self.send("param", name="hash-mb", value=p.hash_mb, type="int", min=MIN_HASH_MB,
+                  max=MAX_HASH_MB)
         self.send("param", name="threads", value=p.threads, type="int", min=1, max=max_threads())
         self.send("param", name="level", value=p.level, type="enum", values=" ".join(reversed(list(LEVELS))))
         overhead = p.move_overhead_ms
@@ -227,7 +229,7 @@ class HubServer:
             p.variant = variant
             self.board = None
         elif name in ("hash-mb", "hash", "tt-size-mb"):
-            p.hash_mb = _int(value, 1, 4096)
+            p.hash_mb = _int(value, MIN_HASH_MB, MAX_HASH_MB)
         elif name == "threads":
             p.threads = _int(value, 1, max_threads())
         elif name == "level":

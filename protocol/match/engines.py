@@ -131,9 +131,13 @@ def parse_engine(text: str) -> EngineSpec:
                 get_level(level)
             except (KeyError, ValueError) as exc:
                 raise EngineSpecError(f"{exc} in {text!r}") from None
+        from engine.hashsize import check_hash
+
         hash_mb = _int(values.get("hash", "64"), "hash", text)
-        if hash_mb < 1:
-            raise EngineSpecError(f"hash must be at least 1 MB in {text!r}")
+        try:
+            check_hash(hash_mb)
+        except ValueError as exc:
+            raise EngineSpecError(f"{exc} in {text!r}") from None
         from engine.threads import check_threads
 
         threads = _int(values.get("threads", "1"), "threads", text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 from engine.variants import Variant, get_variant, variant_names
 
 from .defaults import (DEFAULT_HASH_MB, DEFAULT_L2, DEFAULT_MAX_PLIES, DEFAULT_MIN_COUNT,
@@ -93,7 +94,7 @@ def add_selfplay(subparsers) -> None:
                    default=DEFAULT_MAX_PLIES, metavar="N",
                    help=f"a game still going after N plies is a draw (default "
                         f"{DEFAULT_MAX_PLIES})")
-    p.add_argument("--hash", type=bounded(int, "hash", 1, 4096), default=DEFAULT_HASH_MB,
+    p.add_argument("--hash", type=bounded(int, "hash", MIN_HASH_MB, MAX_HASH_MB), default=DEFAULT_HASH_MB,
                    metavar="MB", help=f"hash table per worker (default {DEFAULT_HASH_MB})")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_run_selfplay)
