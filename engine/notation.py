@@ -139,7 +139,8 @@ def parse_hub_position(variant: Variant, text: str) -> Position:
     n = variant.squares
     if len(body) != n + 1:
         raise InvalidFenError(
-            text, f"a {variant.name} Hub position has {n + 1} characters, not {len(body)}"
+            text, f"a Hub position of {variant.name} draughts has {n + 1} characters, "
+            f"not {len(body)}"
         )
     if body[0] not in "WB":
         raise InvalidFenError(text, "it must start with the side to move, W or B")

@@ -39,6 +39,23 @@ def _board_after(moves: str, fen: str | None = None) -> Board:
     return board
 
 
+def test_a_bad_level_names_the_field_and_what_it_must_be(hub):
+    hub.handshake()
+    for line, message in [("level depth=", "depth must be a whole number, not ''"),
+                          ("level depth=2.5", "depth must be a whole number, not '2.5'"),
+                          ("level nodes=many", "nodes must be a whole number, not 'many'"),
+                          ("level time=1 inc=x", "inc must be a number, not 'x'"),
+                          ("level move-time=soon", "move-time must be a number, not 'soon'")]:
+        hub.send(line)
+        assert parse_line(hub.recv()) == ("error", {"message": f"bad level: {message}"}), line
+    hub.send("level nodes=1e3")  # a number written so is still a whole number
+    hub.send("pos start")
+    hub.send("go think")
+    done, before = _done(hub)
+    assert not [line for line in before if line.startswith("error")]
+    assert Board("international").parse_move(done["move"]) in Board("international").legal_moves
+
+
 def test_nothing_before_hub_then_the_handshake(hub):
     assert hub.silent_for(0.5), "the engine wrote before 'hub'"
     lines = hub.handshake()

@@ -353,26 +353,37 @@ class HubServer:
     def cmd_level(self, args: dict) -> None:
         from engine.search import Limits
 
+        def whole(text: str) -> int:  # nodes=1e6 and moves=40.0 are numbers too
+            return int(float(text))
+
+        def number(name: str, read: Callable = float, default: str | None = None):
+            text = args.get(name, default)
+            try:
+                return read(text)
+            except (TypeError, ValueError, OverflowError):  # OverflowError: nodes=inf
+                kind = "a number" if read is float else "a whole number"
+                raise HubError(f"bad level: {name} must be {kind}, not {text!r}") from None
+
         fields: dict = {}
+        if "depth" in args:
+            fields["depth"] = number("depth", int)
+        if "nodes" in args:
+            fields["nodes"] = number("nodes", whole)
+        if "move-time" in args:
+            fields["movetime"] = number("move-time")
+        if "time" in args or "inc" in args or "moves" in args:
+            inc = number("inc", default="0") if args.get("inc") else 0.0
+            # the increment is added before the move (spec 1.8): it may be spent now
+            fields["time_left"] = number("time", default="30") + inc
+            fields["increment"] = inc
+            if args.get("moves"):
+                moves = number("moves", whole)
+                fields["moves_to_go"] = moves if moves > 0 else None
+        if "infinite" in args:
+            fields = {"infinite": True}
         try:
-            if "depth" in args:
-                fields["depth"] = int(args["depth"])
-            if "nodes" in args:
-                fields["nodes"] = int(float(args["nodes"]))
-            if "move-time" in args:
-                fields["movetime"] = float(args["move-time"])
-            if "time" in args or "inc" in args or "moves" in args:
-                inc = float(args.get("inc", 0) or 0)
-                # the increment is added before the move (spec 1.8): it may be spent now
-                fields["time_left"] = float(args.get("time", 30)) + inc
-                fields["increment"] = inc
-                if args.get("moves"):
-                    moves = int(float(args["moves"]))
-                    fields["moves_to_go"] = moves if moves > 0 else None
-            if "infinite" in args:
-                fields = {"infinite": True}
             self.limits = Limits(**fields) if fields else None
-        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: nodes=inf
+        except (TypeError, ValueError) as exc:
             raise HubError(f"bad level: {exc}") from None
 
     def cmd_go(self, args: dict) -> None:
