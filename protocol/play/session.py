@@ -83,8 +83,8 @@ def _object(body: Any, allowed: set[str]) -> dict[str, Any]:
         raise ApiError(400, "bad_request", "the request body must be a JSON object")
     unknown = sorted(set(body) - allowed)
     if unknown:
-        raise ApiError(400, "bad_request",
-                       f"unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+        known = f"known: {', '.join(sorted(allowed))}" if allowed else "this request takes none"
+        raise ApiError(400, "bad_request", f"unknown field(s) {', '.join(unknown)} ({known})")
     return body
 
 
