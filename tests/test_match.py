@@ -497,6 +497,39 @@ def test_resume_after_a_partial_pdn_file(tmp_path):
         Match(other).run()
 
 
+def test_a_pdn_file_that_cannot_be_written_is_refused_before_any_game(tmp_path):
+    engines = ["damka hash=8", "damka hash=8 name=b"]
+    for where, reason in [(tmp_path / "no-such-folder" / "match.pdn", "No such file"),
+                          (tmp_path, "Is a directory")]:
+        config = _config(engines, TimeControl(depth=1))
+        config.pdn = where
+        started = []
+        with pytest.raises(MatchError, match=f"cannot write the PDN file .*{reason}"):
+            Match(config, on_progress=started.append).run()
+        assert started == []  # not even the progress line of game 0: nothing was played
+
+
+def test_a_write_that_fails_mid_match_ends_it_keeping_the_games_before(tmp_path, monkeypatch):
+    import engine.pdn
+
+    append = engine.pdn.append_game
+    calls = []
+
+    def disk_full_on_the_second_game(path, text):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        append(path, text)
+
+    monkeypatch.setattr(engine.pdn, "append_game", disk_full_on_the_second_game)
+    openings = read_openings(ROOT / "bench" / "openings_international.txt", "international")[:2]
+    config = _config(["damka hash=8", "damka hash=8 name=b"], TimeControl(depth=1), tmp_path,
+                     openings=openings)
+    with pytest.raises(MatchError, match="No space left on device; the games before are in it"):
+        Match(config).run()
+    assert len(list(read_games(tmp_path / "match.pdn"))) == 1
+
+
 # -- the command line -------------------------------------------------------------------------
 
 

@@ -221,10 +221,24 @@ class Match:
             raise MatchError(f"cannot resume from {path}: {exc}") from None
         return list(done.values())
 
+    def _check_pdn_writable(self) -> None:
+        """Open the PDN file for appending before any game (creating it, empty, if need be):
+        a path that cannot be written is an error now, not after the first game is played."""
+        path = self.config.pdn
+        if path is None:
+            return
+        try:
+            with open(path, "ab"):
+                pass
+        except OSError as exc:
+            raise MatchError(f"cannot write the PDN file {path}: "
+                             f"{exc.strerror or exc}") from None
+
     # -- running -----------------------------------------------------------------------------
 
     def run(self) -> MatchState:
         """Play the match (what is left of it) and return the final standings."""
+        self._check_pdn_writable()
         done = self._read_done()
         finished = {r.scheduled.round for r in done}
         self.state.records.extend(sorted(done, key=lambda r: r.scheduled.round))
@@ -334,8 +348,13 @@ class Match:
             if self.config.pdn is not None:
                 from engine.pdn import append_game, write_game
 
-                append_game(self.config.pdn, "\n".join(
-                    game if isinstance(game, str) else write_game(game) for game, _ in new))
+                try:
+                    append_game(self.config.pdn, "\n".join(
+                        game if isinstance(game, str) else write_game(game) for game, _ in new))
+                except OSError as exc:  # a full disk, a file taken away: end the match
+                    raise MatchError(
+                        f"cannot write to {self.config.pdn}: {exc.strerror or exc}; the games "
+                        "before are in it, and --resume goes on from them") from None
             for _, record in new:
                 self.state.records.append(record)
                 self._update_sprt()
