@@ -451,9 +451,10 @@ def test_time_forfeit(tmp_path, fake_hub):
 
 def test_engine_that_cannot_start_is_an_error(tmp_path):
     config = _config(["cmd='/nonexistent/engine hub' name=nothing", "damka"],
-                     TimeControl(depth=1))
+                     TimeControl(depth=1), tmp_path)
     with pytest.raises(MatchError, match="nothing cannot be used"):
         Match(config).run()
+    assert not (tmp_path / "match.pdn").exists()  # a match that never started leaves no file
 
 
 # -- resume ----------------------------------------------------------------------------------

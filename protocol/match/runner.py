@@ -24,6 +24,7 @@ reported as ``overheads``.
 from __future__ import annotations
 
 import datetime
+import os
 import statistics
 import threading
 from dataclasses import dataclass, field
@@ -222,14 +223,18 @@ class Match:
         return list(done.values())
 
     def _check_pdn_writable(self) -> None:
-        """Open the PDN file for appending before any game (creating it, empty, if need be):
-        a path that cannot be written is an error now, not after the first game is played."""
+        """Open the PDN file for appending before any game: a path that cannot be written is
+        an error now, not after the first game is played. A file made for the test is removed
+        again (a match that fails to start leaves nothing behind)."""
         path = self.config.pdn
         if path is None:
             return
+        existed = os.path.lexists(path)
         try:
             with open(path, "ab"):
                 pass
+            if not existed:
+                os.remove(path)
         except OSError as exc:
             raise MatchError(f"cannot write the PDN file {path}: "
                              f"{exc.strerror or exc}") from None
