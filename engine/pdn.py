@@ -23,7 +23,8 @@ from .errors import DamkaError
 from .game import Comment, Game, Line, LineMove, Notes, Termination, parse_result
 from .variants import UnknownVariantError, Variant, get_variant
 
-__all__ = ["PdnError", "read_games", "read_game", "write_game", "append_game"]
+__all__ = ["PdnError", "read_games", "read_game", "write_game", "append_game",
+           "check_appendable"]
 
 Source = Union[str, "os.PathLike[str]", IO[str]]
 
@@ -456,6 +457,17 @@ def write_game(game: Game, width: int = WIDTH, comments: bool = True,
     """
     lines = _tag_lines(game) + [""] + _wrap(_movetext(game, comments, renumber), width)
     return "\n".join(lines) + "\n"
+
+
+def check_appendable(path: "str | os.PathLike[str]") -> None:
+    """Raise OSError unless games can be appended to ``path``: checked before the first game
+    of a match or server, not found out after it. A file made for the check is removed again,
+    so that a run that fails to start leaves nothing behind."""
+    existed = os.path.lexists(path)
+    with open(path, "ab"):
+        pass
+    if not existed:
+        os.remove(path)
 
 
 def append_game(path: "str | os.PathLike[str]", game: "Game | str") -> None:

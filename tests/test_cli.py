@@ -152,6 +152,7 @@ BAD = [
     ("analyse", "--depth", "1", "--hash", "999999999"),
     ("bench", "--depth", "1", "--hash", "4097"),
     ("dxp", "--hash", "4097"),
+    ("dxp", "--pdn", "/no-such-folder/games.pdn"),  # refused at once, not as a game ends
     ("selfplay", "--out", "never-written", "--games", "1", "--hash", "4097"),
     ("match", "--engine", "damka hash=4097", "--engine", "damka", "--depth", "1"),
 ]

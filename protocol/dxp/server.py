@@ -52,7 +52,7 @@ from engine.fen import parse_fen
 from engine.game import Game, Termination, draw_termination
 from engine.move import Move
 from engine.notation import square_letters
-from engine.pdn import append_game, write_game
+from engine.pdn import append_game, check_appendable, write_game
 from engine.position import Position
 from engine.search import Engine, Limits, SearchResult
 from engine.squares import square_number, square_of_number
@@ -1376,6 +1376,12 @@ def main(args) -> int:
         return Engine(VARIANT, hash_mb=args.hash, level=args.level,
                       threads=args.threads, egtb=egtb)
 
+    if args.pdn:
+        try:
+            check_appendable(args.pdn)  # now, not as the first game ends
+        except OSError as exc:
+            raise ValueError(f"cannot write the PDN file {args.pdn}: "
+                             f"{exc.strerror or exc}") from None
     engine = new_engine()  # the first at once: a hash table that does not fit fails now
     on_game = (lambda record: append_pdn(args.pdn, record)) if args.pdn else None
     log = _stdout_log if not args.quiet else _no_log

@@ -24,7 +24,6 @@ reported as ``overheads``.
 from __future__ import annotations
 
 import datetime
-import os
 import statistics
 import threading
 from dataclasses import dataclass, field
@@ -223,20 +222,15 @@ class Match:
         return list(done.values())
 
     def _check_pdn_writable(self) -> None:
-        """Open the PDN file for appending before any game: a path that cannot be written is
-        an error now, not after the first game is played. A file made for the test is removed
-        again (a match that fails to start leaves nothing behind)."""
-        path = self.config.pdn
-        if path is None:
+        """A PDN file that cannot be written is an error before any game is played."""
+        from engine.pdn import check_appendable
+
+        if self.config.pdn is None:
             return
-        existed = os.path.lexists(path)
         try:
-            with open(path, "ab"):
-                pass
-            if not existed:
-                os.remove(path)
+            check_appendable(self.config.pdn)
         except OSError as exc:
-            raise MatchError(f"cannot write the PDN file {path}: "
+            raise MatchError(f"cannot write the PDN file {self.config.pdn}: "
                              f"{exc.strerror or exc}") from None
 
     # -- running -----------------------------------------------------------------------------
