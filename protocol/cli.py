@@ -587,6 +587,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except OSError as exc:  # a folder that cannot be made, a full disk: what and where
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"{PROG}: error: {exc.strerror or _one_line(exc)}{where}", file=sys.stderr)
+        return 1
 
 
 def _one_line(exc: BaseException) -> str:

@@ -181,6 +181,18 @@ def test_a_table_the_machine_cannot_hold_is_one_line_and_status_1(monkeypatch, c
     assert out.err == "damka: error: out of memory: cannot allocate a 4096 MB hash table\n"
 
 
+def test_a_folder_that_cannot_be_made_is_one_line_and_status_1(tmp_path, capsys):
+    from protocol.cli import main
+
+    (tmp_path / "a-file").write_text("not a folder")
+    where = tmp_path / "a-file" / "egtb"
+    assert main(["egtb", "build", "--variant", "english", "--pieces", "2",
+                 "--dir", str(where)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("damka: error: Not a directory: ") and str(tmp_path / "a-file") in err
+
+
 @pytest.mark.parametrize("hash_mb", [0, 4097, True, 64.0])
 def test_the_engine_refuses_hash_sizes_out_of_range(hash_mb):
     from engine.search import Engine
