@@ -936,7 +936,8 @@ def open_databases(variant: Variant, egtb) -> "Tablebase | None":
         return egtb
     tb = shared_tablebase(variant, egtb)
     if tb is None:
-        why = " (they are for forced captures)" if not variant.forced_capture else ""
+        why = (" (they are for forced captures)" if not variant.forced_capture else
+               f"; build them with: damka egtb build --variant {variant.name} --pieces N")
         raise ValueError(f"no endgame databases for {_label(variant)} in "
                          f"{variant_dir(egtb, variant.name)}{why}")
     return tb

@@ -270,6 +270,7 @@ def test_games_end_with_the_databases_result(tmp_path, capsys):
                  "english", "--egtb", str(tmp_path / "empty"), *TINY]) == 2
     err = capsys.readouterr().err
     assert "no endgame databases for english" in err and len(err.splitlines()) == 1
+    assert "build them with: damka egtb build --variant english --pieces N" in err
 
 
 def damka(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
