@@ -121,19 +121,49 @@ def _run_perft(args: argparse.Namespace) -> int:
         def emit_move(name: str, nodes: int) -> None:
             print(f"{name:<24} {nodes:>15}", flush=True)
 
+    tty = sys.stderr.isatty()
+    seconds = 0.0
     for depth in range(1, args.depth + 1):
+        # a depth that will take seconds (the one before took a tenth): a progress line
+        progress = _PerftProgress(depth) if tty and seconds > PERFT_PROGRESS_AFTER else None
         start = perf_counter()
         if args.divide and depth == args.depth:
-            rows = _core.divide(variant, position, depth, args.threads)
+            rows = _core.divide(variant, position, depth, args.threads, on_item=progress)
             seconds = perf_counter() - start
+            if progress is not None:
+                progress.clear()
             for name, nodes in _divide_rows(variant, rows):
                 emit_move(name, nodes)
             nodes = sum(n for _, n in rows)
         else:
-            nodes = _core.perft(variant, position, depth, args.threads)
+            nodes = _core.perft(variant, position, depth, args.threads, on_item=progress)
             seconds = perf_counter() - start
+            if progress is not None:
+                progress.clear()
         emit_depth(depth, nodes, seconds)
     return 0
+
+
+#: seconds the depth before took for perft to show a progress line (a depth costs ~10 times more)
+PERFT_PROGRESS_AFTER = 0.1
+
+
+class _PerftProgress:
+    """``damka perft``'s progress on stderr while one depth is counted: subtrees done, time."""
+
+    def __init__(self, depth: int):
+        self.depth = depth
+        self.start = perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        width = 30
+        filled = width * done // total
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] depth {self.depth}: {done}/{total} "
+              f"subtrees, {perf_counter() - self.start:.0f} s", end="", file=sys.stderr,
+              flush=True)
+
+    def clear(self) -> None:
+        print(f"\r{' ' * 72}\r", end="", file=sys.stderr, flush=True)
 
 
 def _nps(nodes: int, seconds: float) -> int:

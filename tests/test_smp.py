@@ -385,3 +385,47 @@ def test_cli_perft_threads_gives_the_known_counts():
     assert (last["depth"], last["nodes"]) == (entry["depth"], entry["nodes"])
     run = damka("perft", "--depth", "2", "--threads", "0")
     assert run.returncode == 2 and "threads" in run.stderr
+
+
+# -- perft's progress ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threads", [1, THREADS])
+def test_perft_progress_counts_every_subtree_and_the_known_total(threads):
+    entry = max(_perft_entries(0, 400_000), key=lambda e: e["nodes"])
+    variant = get_variant(entry["variant"])
+    position = parse_fen(variant, entry["fen"])
+    heard: list[tuple[int, int]] = []
+    nodes = _core.perft(variant, position, entry["depth"], threads,
+                        on_item=lambda done, total: heard.append((done, total)))
+    assert nodes == entry["nodes"]
+    total = heard[0][1]
+    assert total > 1 and heard == [(n, total) for n in range(1, total + 1)]
+
+
+def test_divide_progress_is_one_step_per_root_move():
+    variant = get_variant("international")
+    position = parse_fen(variant, variant.start_fen)
+    heard: list[tuple[int, int]] = []
+    rows = _core.divide(variant, position, 5, on_item=lambda done, total: heard.append((done, total)))
+    assert rows == _core.divide(variant, position, 5)
+    assert heard == [(n, len(rows)) for n in range(1, len(rows) + 1)]
+
+
+def test_cli_perft_shows_progress_on_a_terminal_only(monkeypatch, capsys):
+    import protocol.cli
+    from protocol.cli import main
+
+    entry = max(_perft_entries(0, 400_000), key=lambda e: e["nodes"])
+    command = ["perft", "--variant", entry["variant"], "--fen", entry["fen"],
+               "--depth", str(entry["depth"])]
+    monkeypatch.setattr(protocol.cli, "PERFT_PROGRESS_AFTER", 0.0)  # every depth after the first
+    assert main(command) == 0
+    assert capsys.readouterr().err == ""  # not a terminal: no progress line
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(command) == 0
+    out, err = capsys.readouterr()
+    assert f"depth {entry['depth']}: " in err and " subtrees, " in err
+    assert err.endswith("\r")  # the line is cleared, the counts stay on stdout
+    last = out.splitlines()[-1].split()
+    assert (int(last[0]), int(last[1])) == (entry["depth"], entry["nodes"])
