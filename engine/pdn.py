@@ -460,14 +460,17 @@ def write_game(game: Game, width: int = WIDTH, comments: bool = True,
 
 
 def check_appendable(path: "str | os.PathLike[str]") -> None:
-    """Raise OSError unless games can be appended to ``path``: checked before the first game
-    of a match or server, not found out after it. A file made for the check is removed again,
-    so that a run that fails to start leaves nothing behind."""
+    """A ValueError saying why, unless games can be appended to ``path``: checked before the
+    first game of a match or server, not found out after it. A file made for the check is
+    removed again, so that a run that fails to start leaves nothing behind."""
     existed = os.path.lexists(path)
-    with open(path, "ab"):
-        pass
-    if not existed:
-        os.remove(path)
+    try:
+        with open(path, "ab"):
+            pass
+        if not existed:
+            os.remove(path)
+    except OSError as exc:
+        raise ValueError(f"cannot write the PDN file {path}: {exc.strerror or exc}") from None
 
 
 def append_game(path: "str | os.PathLike[str]", game: "Game | str") -> None:

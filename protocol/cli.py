@@ -127,19 +127,18 @@ def _run_perft(args: argparse.Namespace) -> int:
         # a depth that will take seconds (the one before took a tenth): a progress line
         progress = _PerftProgress(depth) if tty and seconds > PERFT_PROGRESS_AFTER else None
         start = perf_counter()
-        if args.divide and depth == args.depth:
+        divide = args.divide and depth == args.depth
+        if divide:
             rows = _core.divide(variant, position, depth, args.threads, on_item=progress)
-            seconds = perf_counter() - start
-            if progress is not None:
-                progress.clear()
-            for name, nodes in _divide_rows(variant, rows):
-                emit_move(name, nodes)
             nodes = sum(n for _, n in rows)
         else:
             nodes = _core.perft(variant, position, depth, args.threads, on_item=progress)
-            seconds = perf_counter() - start
-            if progress is not None:
-                progress.clear()
+        seconds = perf_counter() - start
+        if progress is not None:
+            progress.clear()
+        if divide:
+            for name, count in _divide_rows(variant, rows):
+                emit_move(name, count)
         emit_depth(depth, nodes, seconds)
     return 0
 

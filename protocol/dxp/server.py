@@ -1377,11 +1377,7 @@ def main(args) -> int:
                       threads=args.threads, egtb=egtb)
 
     if args.pdn:
-        try:
-            check_appendable(args.pdn)  # now, not as the first game ends
-        except OSError as exc:
-            raise ValueError(f"cannot write the PDN file {args.pdn}: "
-                             f"{exc.strerror or exc}") from None
+        check_appendable(args.pdn)  # now, not as the first game ends
     engine = new_engine()  # the first at once: a hash table that does not fit fails now
     on_game = (lambda record: append_pdn(args.pdn, record)) if args.pdn else None
     log = _stdout_log if not args.quiet else _no_log

@@ -372,7 +372,7 @@ class HubServer:
         if "move-time" in args:
             fields["movetime"] = number("move-time")
         if "time" in args or "inc" in args or "moves" in args:
-            inc = number("inc", default="0") if args.get("inc") else 0.0
+            inc = number("inc") if args.get("inc") else 0.0
             # the increment is added before the move (spec 1.8): it may be spent now
             fields["time_left"] = number("time", default="30") + inc
             fields["increment"] = inc

@@ -229,9 +229,8 @@ class Match:
             return
         try:
             check_appendable(self.config.pdn)
-        except OSError as exc:
-            raise MatchError(f"cannot write the PDN file {self.config.pdn}: "
-                             f"{exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise MatchError(str(exc)) from None
 
     # -- running -----------------------------------------------------------------------------
 

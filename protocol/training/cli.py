@@ -94,8 +94,9 @@ def add_selfplay(subparsers) -> None:
                    default=DEFAULT_MAX_PLIES, metavar="N",
                    help=f"a game still going after N plies is a draw (default "
                         f"{DEFAULT_MAX_PLIES})")
-    p.add_argument("--hash", type=bounded(int, "hash", MIN_HASH_MB, MAX_HASH_MB), default=DEFAULT_HASH_MB,
-                   metavar="MB", help=f"hash table per worker (default {DEFAULT_HASH_MB})")
+    p.add_argument("--hash", type=bounded(int, "hash", MIN_HASH_MB, MAX_HASH_MB),
+                   default=DEFAULT_HASH_MB, metavar="MB",
+                   help=f"hash table per worker (default {DEFAULT_HASH_MB})")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_run_selfplay)
 
