@@ -567,12 +567,3 @@ def test_sprt_stops_the_match(tmp_path):
     assert len(list(read_games(tmp_path / "sprt.pdn"))) == state.done
     assert {r.termination for r in state.records} <= {Termination.RESIGNATION,
                                                       Termination.MOVE_LIMIT}
-
-
-def test_play_game_with_a_player_that_could_not_start():
-    from engine.game import Game
-
-    game = Game("international")
-    broken, interrupted = play_game(game, None, object(), TimeControl(depth=1))
-    assert broken == {True} and not interrupted
-    assert game.outcome().winner is False and game.termination == Termination.CRASH

@@ -52,6 +52,10 @@ NAME = f"damka match {__version__}"
 #: seconds to wait for a GAMEACC, and for the GAMEEND that answers ours
 REPLY_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 10.0
+#: seconds of each move's wall time not charged to a follower: the socket round trip and the
+#: follower's own output, which its clock (the one it plays to: DXP never tells it ours)
+#: does not see, while an in-process engine pays none of that
+ROUND_TRIP = 0.02
 
 
 def dxp_minutes(control: TimeControl) -> int:
@@ -206,18 +210,21 @@ class DxpPlayer(Player):
         for move in game.moves[self._sent_ply:]:
             started = self._send(move_to_dxp(move))
         self._sent_ply = game.ply
-        allowance = request.allowance if request.allowance is not None else REPLY_TIMEOUT
+        allowance = (request.allowance if request.allowance is not None else REPLY_TIMEOUT) \
+            + ROUND_TRIP
         try:
             at, message = self._wait((DxpMove, GameEnd), allowance - (time.monotonic() - started),
                                      "thinking")
         except TimeoutError:
-            raise EngineTimeout(f"no move within {allowance:.3f} s", usable=False) from None
+            raise EngineTimeout(f"no move within {allowance:.3f} s (a {ROUND_TRIP:g} s round "
+                                "trip included)", usable=False) from None
         if isinstance(message, GameEnd):
             raise EngineResigned(f"it sent GAMEEND ({message.reason.name}) instead of a move")
         assert isinstance(message, DxpMove)
         move = find_move(game.board, message)
         self._sent_ply = game.ply + 1  # its own move is known to it
-        return Answer(move if move is not None else f"DXP {message.to_text()}", started, at)
+        return Answer(move if move is not None else f"DXP {message.to_text()}", started, at,
+                      uncharged=min(at - started, ROUND_TRIP), reported=float(message.seconds))
 
     def end_game(self, game: Game) -> None:
         """The moves the follower has not seen yet (the opponent's move that ended the game),

@@ -18,7 +18,8 @@ from typing import Any
 from engine.pdn import write_game
 from engine.variants import get_variant
 from protocol.cluster.farm import Farm, WorkerInfo, full_priority, worker_info
-from protocol.match.games import EnginePool, GameRecord, MatchConfig, Scheduled, play_scheduled
+from protocol.match.games import (EnginePool, GameRecord, MatchConfig, NotPlayed, Scheduled,
+                                  play_scheduled)
 
 __all__ = ["MatchSlot", "play_on_cluster"]
 
@@ -45,10 +46,12 @@ class MatchSlot:
             pool.release(player, broken=False)
         return worker_info(problems)
 
-    def play(self, s: Scheduled) -> tuple[str, GameRecord]:
+    def play(self, s: Scheduled) -> tuple[str, GameRecord] | NotPlayed:
         played = play_scheduled(self.config, self.variant, self.names, self.date, self.pools,
                                 s, self.stop)
         assert played is not None  # nothing sets this slot's stop: Ray ends the actor instead
+        if isinstance(played, NotPlayed):  # an engine here could not be reached
+            return played
         game, record = played
         return write_game(game), record
 
@@ -82,13 +85,17 @@ def play_on_cluster(match: Any, pending: list[Scheduled]) -> None:
         farm = Farm(ray, MatchSlot, (shipped, match.names, match._date),
                     per_node=config.concurrency, cores_per_slot=threads, warn=warn,
                     describe=_describe)
-        results = farm.results(pending, key=lambda s: s.round, stop=match._decided,
+        results = farm.results(pending, key=lambda s: s.round, stop=match._no_more_games,
                                abandon=match._stop.is_set)
         try:
             for finished in results:
                 match.state.running = farm.running
                 match.state.replayed = farm.replayed
-                match.record_all([result for _, result in finished])
+                for _, result in finished:
+                    if isinstance(result, NotPlayed):
+                        match.give_up(result)
+                match.record_all([result for _, result in finished
+                                  if not isinstance(result, NotPlayed)])
         finally:
             results.close()
             match.state.running = 0

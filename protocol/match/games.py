@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -24,6 +25,10 @@ from engine.variants import Variant
 __all__ = [
     "DEFAULT_MAX_MOVES",
     "DEFAULT_HANG_TIMEOUT",
+    "DEFAULT_START_ATTEMPTS",
+    "DEFAULT_RETRY_DELAY",
+    "GameNotStarted",
+    "NotPlayed",
     "Scheduled",
     "GameRecord",
     "SprtSettings",
@@ -39,6 +44,11 @@ __all__ = [
 DEFAULT_MAX_MOVES = 200
 #: how long a move under depth/nodes limits alone may take before the engine is given up on
 DEFAULT_HANG_TIMEOUT = 300.0
+#: attempts at a game whose engine cannot be started or reached before the match stops
+DEFAULT_START_ATTEMPTS = 5
+#: seconds before the second attempt, doubled before each next one (1 + 2 + 4 + 8 s in all):
+#: a DXP follower served in a restart loop listens again after a second or two
+DEFAULT_RETRY_DELAY = 1.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,8 @@ class GameRecord:
     plies: int = 0
     overheads: list[float] = field(default_factory=list)  #: runner seconds between moves
     resumed: bool = False  #: read back from the PDN file, not played now
+    #: why the attempts before the one played did not start (an engine not reached)
+    not_started: tuple[str, ...] = ()
 
     def points(self, engine: int) -> float:
         """The points ``engine`` (which played this game) took from it."""
@@ -130,6 +142,35 @@ class MatchConfig:
     #: a Ray cluster (``auto``, ``ray://HOST:PORT``, ``local``) to play on; ``concurrency``
     #: is then games per worker machine, None for one per core
     cluster: str | None = None
+    #: attempts at a game that cannot start (an engine not started or reached) before the
+    #: match stops, and the seconds before the second attempt (doubled each time)
+    start_attempts: int = DEFAULT_START_ATTEMPTS
+    retry_delay: float = DEFAULT_RETRY_DELAY
+
+
+class GameNotStarted(Exception):
+    """A game that never began: an engine could not be started or reached, failed to begin
+    the game, or crashed (a dropped connection, a dead process) before its first move of
+    the game. Not a result: the game is played again. ``colours`` are the sides at fault."""
+
+    def __init__(self, colours: set[bool], reason: str):
+        super().__init__(reason)
+        self.colours = colours
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class NotPlayed:
+    """A scheduled game given up after ``len(reasons)`` attempts in a row that did not start;
+    ``engine`` is the engine at fault in the last one."""
+
+    scheduled: Scheduled
+    engine: str
+    reasons: tuple[str, ...]
+
+    def message(self) -> str:
+        return (f"engine {self.engine} could not be reached for game {self.scheduled.round} "
+                f"({len(self.reasons)} attempts): {self.reasons[-1]}")
 
 
 # -- one game -----------------------------------------------------------------------------
@@ -144,7 +185,9 @@ def _comment(answer: Answer) -> str:
     if answer.score is not None:
         depth = f"/{answer.depth}" if answer.depth is not None else ""
         parts.append(f"{answer.score:+.2f}{depth}")
-    parts.append(f"{answer.elapsed:.3f}s")
+    parts.append(f"{answer.charged:.3f}s")
+    if answer.reported is not None:
+        parts.append(f"(own count {answer.reported:g}s)")
     return " ".join(parts)
 
 
@@ -163,33 +206,34 @@ def play_game(
 ) -> tuple[set[bool], bool]:
     """Play ``game`` (set up with its opening) to its end and record the end in it.
 
-    A player None could not be started: it loses at once (engine crash). ``overheads``
-    collects the runner's seconds between each answer and the next request. Returns the
-    colours whose engine must be restarted, and whether ``stop`` interrupted the game (it
-    then has no result and must not be recorded).
+    A player None could not be started. GameNotStarted when the game never began (a player
+    None, a ``new_game`` that failed, a crash before the crashing engine's first move): it is
+    no result, and the players that began it are told it is over. ``overheads`` collects the
+    runner's seconds between each answer and the next request. Returns the colours whose
+    engine must be restarted, and whether ``stop`` interrupted the game (it then has no
+    result and must not be recorded).
     """
     players = {True: white, False: black}
-    broken: set[bool] = set()
-    for colour, player in players.items():
-        if player is None:
-            broken.add(colour)
-    if broken:
-        loser = game.board.white_to_move if len(broken) == 2 else next(iter(broken))
-        game.end(None if len(broken) == 2 else not loser, Termination.CRASH)
-        game.add_comment(" and ".join(f"{_side(c)} could not be started" for c in sorted(broken)))
-        return broken, False
+    missing = {colour for colour, player in players.items() if player is None}
+    if missing:
+        raise GameNotStarted(missing, " and ".join(
+            f"{_side(c)} could not be started" for c in sorted(missing, reverse=True)))
+    begun: list[bool] = []
     for colour, player in players.items():
         try:
             player.new_game(game, colour, control)
         except PlayerError as exc:
-            game.end(not colour, Termination.CRASH)
-            game.add_comment(f"{player.name} ({_side(colour)}) failed to begin the game: {exc}")
-            return {colour}, False
+            broken = _end_unplayed(game, players, begun)
+            raise GameNotStarted(broken | {colour}, f"{player.name} ({_side(colour)}) failed "
+                                 f"to begin the game: {exc}") from None
+        begun.append(colour)
 
     clocks = {True: Clock(control, grace), False: Clock(control, grace)}
     opening_plies = game.ply
     last_finished: float | None = None
     interrupted = False
+    broken: set[bool] = set()
+    moved: set[bool] = set()  #: the colours that have made a move in this game
     while True:
         if game.rules_outcome() is not None:
             break
@@ -223,6 +267,10 @@ def play_game(
             if stop is not None and stop.is_set():
                 interrupted = True
                 break
+            if colour not in moved:  # it never played here: not reached, not a result
+                others = _end_unplayed(game, players, [c for c in players if c != colour])
+                raise GameNotStarted(others | {colour}, f"{player.name} ({_side(colour)}) "
+                                     f"crashed before its first move: {exc}") from None
             game.end(not colour, Termination.CRASH)
             game.add_comment(f"{player.name} crashed: {exc}")
             broken.add(colour)
@@ -233,12 +281,13 @@ def play_game(
         if stop is not None and stop.is_set():
             interrupted = True
             break
-        on_time = clock.charge(answer.elapsed)
+        moved.add(colour)
+        on_time = clock.charge(answer.charged)
         if not on_time:
             game.end(not colour, Termination.TIME_FORFEIT)
             limit = (f"{control.movetime:g} s per move" if control.movetime is not None
-                     and answer.elapsed > control.movetime + grace else "its clock")
-            game.add_comment(f"{player.name} lost on time: {answer.elapsed:.3f} s for a move, "
+                     and answer.charged > control.movetime + grace else "its clock")
+            game.add_comment(f"{player.name} lost on time: {answer.charged:.3f} s for a move, "
                              f"over {limit} and the {grace:g} s grace")
             break
         if answer.move is None:
@@ -254,13 +303,25 @@ def play_game(
         if comments:
             game.add_comment(_comment(answer))
     for colour, player in players.items():
-        if colour in broken or interrupted or player is None:
+        if colour in broken or interrupted:
             continue
         try:
             player.end_game(game)
         except PlayerError:
             broken.add(colour)
     return broken, interrupted
+
+
+def _end_unplayed(game: Game, players: dict, colours: Sequence[bool]) -> set[bool]:
+    """Tell the players of ``colours``, which began ``game``, that it is over unplayed (a DXP
+    follower gets its GAMEEND); returns those that failed to hear it (to be restarted)."""
+    failed = set()
+    for colour in colours:
+        try:
+            players[colour].end_game(game)
+        except PlayerError:
+            failed.add(colour)
+    return failed
 
 
 # -- the engines' processes ----------------------------------------------------------------
@@ -378,26 +439,73 @@ def new_game(config: MatchConfig, variant: Variant, names: Sequence[str], date: 
 
 def play_scheduled(config: MatchConfig, variant: Variant, names: Sequence[str], date: str,
                    pools: Sequence[EnginePool], s: Scheduled, stop: threading.Event | None = None
-                   ) -> tuple[Game, GameRecord] | None:
+                   ) -> tuple[Game, GameRecord] | NotPlayed | None:
     """Play game ``s`` with players from ``pools`` (one per engine): the finished game and
     its record, or None when ``stop`` interrupted it. The match runner's threads and the
-    cluster's workers both play every game through here."""
+    cluster's workers both play every game through here.
+
+    An attempt that does not start (GameNotStarted: an engine not started or reached) is no
+    result: the game is tried again after ``config.retry_delay`` seconds, doubled each time,
+    and after ``config.start_attempts`` such attempts in a row it is NotPlayed. A game played
+    after failed attempts says so in its record, its ``Attempts`` tag and a comment."""
+    reasons: list[str] = []
+    while True:
+        try:
+            played = _attempt(config, variant, names, date, pools, s, stop)
+        except GameNotStarted as exc:
+            colour = next(iter(sorted(exc.colours, reverse=True)))
+            engine = names[s.white if colour else s.black]
+            reasons.append(exc.reason)
+            if len(reasons) >= config.start_attempts:
+                return NotPlayed(s, engine, tuple(reasons))
+            delay = config.retry_delay * 2 ** (len(reasons) - 1)
+            if stop is not None:
+                if stop.wait(delay):
+                    return None
+            else:
+                time.sleep(delay)
+            continue
+        if played is not None and reasons:
+            game, record = played
+            record.not_started = tuple(reasons)
+            game.tags["Attempts"] = str(len(reasons) + 1)
+            game.add_comment("played at attempt " + str(len(reasons) + 1) + "; not started "
+                             "before: " + "; ".join(reasons), ply=0)
+        return played
+
+
+def _attempt(config: MatchConfig, variant: Variant, names: Sequence[str], date: str,
+             pools: Sequence[EnginePool], s: Scheduled, stop: threading.Event | None
+             ) -> tuple[Game, GameRecord] | None:
+    """One attempt at game ``s``; GameNotStarted when it does not begin."""
     # acquire in index order, so that two games never wait on each other's engine
     order = sorted({s.white, s.black})
     acquired: dict[int, Player | None] = {}
     for index in order:
         acquired[index] = pools[index].acquire()
+    if stop is not None and stop.is_set():
+        for index in order:
+            pools[index].release(acquired[index], broken=True)
+        return None
     game = new_game(config, variant, names, date, s)
     overheads: list[float] = []
     broken: set[bool] = set()
     interrupted = True
     try:
+        missing = [index for index in order if acquired[index] is None]
+        if missing:
+            raise GameNotStarted({index == s.white for index in missing}, "; ".join(
+                f"{names[index]} ({_side(index == s.white)}) could not be started: "
+                f"{pools[index].last_error}" for index in missing))
         broken, interrupted = play_game(
             game, acquired[s.white], acquired[s.black], config.control,
             grace=config.grace, max_moves=config.max_moves,
             hang_timeout=config.hang_timeout, comments=config.comments,
             stop=stop, overheads=overheads,
         )
+    except GameNotStarted as exc:
+        broken, interrupted = exc.colours, False
+        raise
     finally:
         for index in order:
             colour = index == s.white

@@ -85,8 +85,18 @@ def main(args: argparse.Namespace) -> int:
              f"{len(match.schedule)} games, {_where(config)}")
     if config.sprt is not None:
         title += f", SPRT {config.sprt}"
+    if any(getattr(spec, "kind", None) == "dxp" for spec in config.engines):
+        from protocol.dxp.player import ROUND_TRIP
+
+        title += f", DXP round trip {ROUND_TRIP:g} s a move not charged"
     try:
         state = match.run()
+    except MatchError:
+        if match.state.not_played:  # stopped mid-match: the games played, then the error
+            if progress is not None:
+                progress.finish()
+            print(final_table(match.state, title), flush=True)
+        raise
     except KeyboardInterrupt:
         match.stop()
         if progress is not None:

@@ -47,18 +47,28 @@ class EngineResigned(PlayerError):
 @dataclass(frozen=True)
 class Answer:
     """A move and when it was asked for and received (``time.monotonic()``): the runner
-    charges ``finished - started`` to the engine's clock. ``score`` (men, from the mover's
-    side) and ``depth`` go into the PDN comment when known."""
+    charges ``finished - started``, less ``uncharged``, to the engine's clock. ``score`` (men,
+    from the mover's side), ``depth`` and ``reported`` go into the PDN comment when known."""
 
     move: "Move | str | None"
     started: float
     finished: float
     score: float | None = None
     depth: int | None = None
+    #: seconds of ``elapsed`` that are transport the engine cannot see on its own clock (a
+    #: DXP round trip), not charged to it
+    uncharged: float = 0.0
+    #: the engine's own count of its time for this move, where its protocol says it (DXP)
+    reported: float | None = None
 
     @property
     def elapsed(self) -> float:
         return self.finished - self.started
+
+    @property
+    def charged(self) -> float:
+        """What the engine's clock is charged: the wall time less the uncharged transport."""
+        return max(0.0, self.elapsed - self.uncharged)
 
 
 class Player:

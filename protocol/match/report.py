@@ -51,6 +51,9 @@ def progress_line(state: MatchState) -> str:
         parts.append(f"({state.running} running)")
     if state.replayed:
         parts.append(f"({state.replayed} replayed after a lost worker)")
+    not_started = len(state.not_started())
+    if not_started:
+        parts.append(f"({not_started} not started: engine not reached)")
     return "  ".join(parts)
 
 
@@ -105,6 +108,22 @@ def _row(rank: str, name: str, record: Record, width: int) -> str:
             f"{record.losses:>6} {score:>7} {elo:>7}  {interval:<18} {los:>6}")
 
 
+def _not_started_lines(state: MatchState) -> list[str]:
+    """How many attempts did not start and why, and the games given up: none is a result."""
+    reasons = state.not_started()
+    if not reasons:
+        return []
+    replayed = sum(1 for r in state.records if r.not_started and not r.resumed)
+    why = collections.Counter(reasons)
+    lines = [f"not started (an engine not reached, not counted): {len(reasons)} attempt"
+             f"{'s' if len(reasons) != 1 else ''}; {replayed} game{'s' if replayed != 1 else ''} "
+             "played at a later attempt"]
+    lines += [f"  {n} x {reason}" for reason, n in why.most_common()]
+    for given_up in state.not_played:
+        lines.append(f"not played: game {given_up.scheduled.round}, {given_up.message()}")
+    return lines
+
+
 def final_table(state: MatchState, title: str = "") -> str:
     """Wins, draws, losses, score, Elo with its 95% interval and LOS for every engine (against
     the rest of the field), then every pairing when there are more than two engines, then the
@@ -138,6 +157,7 @@ def final_table(state: MatchState, title: str = "") -> str:
             f"runner overhead per move: mean {1000 * overhead['mean']:.2f} ms, median "
             f"{1000 * overhead['median']:.2f} ms, 99% {1000 * overhead['p99']:.2f} ms, max "
             f"{1000 * overhead['max']:.2f} ms over {int(overhead['moves'])} moves")
+    lines += _not_started_lines(state)
     if state.interrupted:
         lines.append(f"interrupted after {state.done} of {state.total} games")
     elif state.done < state.total:

@@ -33,8 +33,8 @@ from typing import Callable, Sequence
 from engine.game import Game
 from engine.variants import get_variant
 from protocol.match.games import (DEFAULT_HANG_TIMEOUT, DEFAULT_MAX_MOVES, EnginePool,
-                                  GameRecord, MatchConfig, Scheduled, SprtSettings, new_game,
-                                  play_game, play_scheduled, schedule)
+                                  GameRecord, MatchConfig, NotPlayed, Scheduled, SprtSettings,
+                                  new_game, play_game, play_scheduled, schedule)
 from protocol.match.players import PlayerSpec
 from protocol.match.stats import Record, SprtResult, sprt
 
@@ -70,6 +70,8 @@ class MatchState:
     sprt: SprtResult | None = None
     interrupted: bool = False
     replayed: int = 0  #: games played again after their cluster worker was lost
+    #: games given up because an engine could not be reached (the match stopped there)
+    not_played: list[NotPlayed] = field(default_factory=list)
     _tally: dict = field(default_factory=dict, repr=False)  #: (a, b) -> [w, d, l]
     _tallied: int = field(default=0, repr=False)  #: records counted in _tally
 
@@ -96,6 +98,12 @@ class MatchState:
             if b != a:
                 total = total + self.pair_record(a, b)
         return total
+
+    def not_started(self) -> list[str]:
+        """Why the attempts that did not start did not, over the games played now and those
+        given up (each of those games was tried again or given up: never a result)."""
+        reasons = [x for r in self.records if not r.resumed for x in r.not_started]
+        return reasons + [x for n in self.not_played for x in n.reasons]
 
     def overheads(self) -> list[float]:
         return [x for r in self.records for x in r.overheads]
@@ -177,6 +185,7 @@ class Match:
         self.on_warning = on_warning
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._halt = threading.Event()  #: no new game: an engine could not be reached
         self._pending: list[Scheduled] = []
         self._pools: list[EnginePool] = []
         self._errors: list[BaseException] = []
@@ -252,6 +261,8 @@ class Match:
 
                 play_on_cluster(self, self._pending[::-1])
             self.state.interrupted = self._stop.is_set()
+            if self.state.not_played:
+                raise MatchError(self._unreachable())
             return self.state
         limit = self.config.concurrency or 1
         self._pools = [EnginePool(spec, self.variant, min(limit, spec.max_instances or limit))
@@ -276,10 +287,20 @@ class Match:
                     pool.abort_all()
                 else:
                     pool.close_all()
+        self.state.interrupted = self._stop.is_set()
         if self._errors:
             raise self._errors[0]
-        self.state.interrupted = self._stop.is_set()
+        if self.state.not_played:
+            raise MatchError(self._unreachable())
         return self.state
+
+    def _unreachable(self) -> str:
+        """The error of a match stopped because an engine could not be reached."""
+        given_up = self.state.not_played[0]
+        kept = (f"the {self.state.done} games played are in {self.config.pdn}; --resume goes "
+                "on from them" if self.config.pdn is not None else
+                f"{self.state.done} games were played")
+        return f"{given_up.message()}; the match stopped: {kept}"
 
     def stop(self) -> None:
         """Interrupt the match: abandon the games in progress and end every engine."""
@@ -299,9 +320,20 @@ class Match:
     def _decided(self) -> bool:
         return self.state.sprt is not None and self.state.sprt.decision is not None
 
+    def _no_more_games(self) -> bool:
+        """The SPRT has decided or an engine could not be reached: no new game starts."""
+        return self._decided() or self._halt.is_set()
+
+    def give_up(self, not_played: NotPlayed) -> None:
+        """A game whose engine could not be reached: the match ends once the games in
+        progress are done (a cluster's coordinator calls this too)."""
+        with self._lock:
+            self.state.not_played.append(not_played)
+            self._halt.set()
+
     def _next(self) -> Scheduled | None:
         with self._lock:
-            if self._stop.is_set() or self._decided() or not self._pending:
+            if self._stop.is_set() or self._no_more_games() or not self._pending:
                 return None
             self.state.running += 1
             return self._pending.pop()
@@ -324,7 +356,9 @@ class Match:
         finally:
             with self._lock:
                 self.state.running -= 1
-        if played is not None and not self._stop.is_set():
+        if isinstance(played, NotPlayed):
+            self.give_up(played)
+        elif played is not None and not self._stop.is_set():
             self.record(*played)
 
     def record(self, game: "Game | str", record: GameRecord) -> None:
