@@ -267,6 +267,7 @@ class Engine:
         self._busy = threading.Lock()
         self._control = threading.Lock()
         self._stop_requested = False
+        self._ponderhit_requested = False
         self._current: _RootSearch | None = None
         if prefault:
             self.prefault()
@@ -435,10 +436,14 @@ class Engine:
 
     def ponderhit(self) -> None:
         """The expected reply was played: the ponder search becomes a normal timed search,
-        with the clock counted from now."""
+        with the clock counted from now. Latched like stop(): one that comes before the
+        search thread has set up its root (it may wait for the last search's helpers) is
+        applied there. Does nothing when no search runs."""
         with self._control:
             if self._current is not None:
                 self._current.ponderhit()
+            elif self._busy.locked():
+                self._ponderhit_requested = True
 
     @property
     def searching(self) -> bool:
@@ -449,6 +454,7 @@ class Engine:
             raise RuntimeError("a search is already running on this engine")
         with self._control:
             self._stop_requested = False
+            self._ponderhit_requested = False
 
     def _run(self, board: Board, limits: Limits | None, on_info: InfoCallback | None,
              ponder: bool, counters: DrawCounters | None = None,
@@ -463,6 +469,8 @@ class Engine:
             self._current = root
             if self._stop_requested:  # stop() came before the core's flag was reset
                 self._searcher.stop()
+            if self._ponderhit_requested:  # ponderhit() came before there was a root
+                root.ponderhit()
         try:
             return root.run()
         finally:
