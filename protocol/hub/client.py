@@ -19,6 +19,7 @@ import collections
 import enum
 import os
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -300,6 +301,9 @@ class HubClient:
                 encoding="utf-8",
                 errors="replace",
                 bufsize=1,
+                # its own process group, ended whole: an engine started through a wrapper
+                # (``bash -c "scan hub"``) that hangs must not outlive a kill of the wrapper
+                start_new_session=_GROUPS,
             )
         except OSError as exc:
             raise HubClientError(f"cannot start {self.name} ({' '.join(self.command)}): {exc}") from exc
@@ -627,14 +631,17 @@ class HubClient:
                 proc.wait(timeout=self.reply_timeout if timeout is None else timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
+        _kill_group(proc)  # what the engine left running behind it
         self._close()
         return proc.returncode
 
     def kill(self) -> None:
-        """End the process at once."""
+        """End the process and its process group at once (what a wrapper started too)."""
         proc = self._proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            _kill_group(proc)
             try:
                 proc.wait(timeout=5.0)
             except subprocess.TimeoutExpired:  # pragma: no cover - an unkillable process
@@ -660,3 +667,17 @@ class HubClient:
 
     def __repr__(self) -> str:
         return f"<HubClient {self.name} {self.variant.name} {self.state.value}>"
+
+
+#: engines get a process group of their own where the system has them (not on Windows)
+_GROUPS = hasattr(os, "killpg")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the engine's process group, if any of it is left."""
+    if not _GROUPS:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # the group is gone already
+        pass
