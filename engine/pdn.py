@@ -55,12 +55,11 @@ class PdnError(ValueError):
 
 # -- tokens ---------------------------------------------------------------------------------------
 
+#: every token but tags and comments, tried at one position; no alternative can take long to
+#: fail (each is greedy over classes that do not overlap what follows), so reading is linear
 _TOKEN = re.compile(
     r"""
     (?P<space>\s+)
-  | (?P<tag>\[\s*(?P<tag_name>[A-Za-z0-9_]+)\s*(?:"(?P<tag_value>(?:[^"\\]|\\.)*)"|(?P<tag_bare>[^\]"]*?))\s*\])
-  | (?P<comment>\{(?P<comment_text>[^}]*)\})
-  | (?P<open_comment>\{)
   | (?P<line_comment>;(?P<line_comment_text>[^\n]*))
   | (?P<open>\()
   | (?P<close>\))
@@ -76,6 +75,13 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
+#: a tag is scanned in steps that each always match and never back up: ``[`` and its name,
+#: then a quoted value (escapes allowed) or a bare one, then ``]``. One regular expression for
+#: the whole tag backtracked: ``[A`` and 20,000 spaces took minutes.
+_TAG_HEAD = re.compile(r"\[\s*(?:(?P<name>[A-Za-z0-9_]+)\s*)?")
+_TAG_QUOTED = re.compile(r'"(?P<value>[^"\\]*(?:\\.[^"\\]*)*)(?P<quote>"?)\s*(?P<end>\]?)')
+_TAG_BARE = re.compile(r'(?P<value>[^\]"]*)(?P<end>\]?)')
+
 
 @dataclass
 class _Token:
@@ -89,17 +95,65 @@ class _Token:
 def _tokens(text: str) -> Iterator[_Token]:
     pos, line = 0, 1
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        assert m is not None  # the last alternative matches any character
-        kind = _kind(m)
-        if kind != "space" and kind != "escape":
-            yield _token(kind, m, line)
-        line += m.group(0).count("\n")
-        pos = m.end()
+        c = text[pos]
+        if c == "[":
+            tok, end = _tag(text, pos, line)
+        elif c == "{":
+            tok, end = _brace_comment(text, pos, line)
+        else:
+            m = _TOKEN.match(text, pos)
+            assert m is not None  # the last alternative matches any character
+            kind = _kind(m)
+            tok = None if kind in ("space", "escape") else _token(kind, m, line)
+            end = m.end()
+        if tok is not None:
+            yield tok
+        line += text.count("\n", pos, end)
+        pos = end
 
 
-_KINDS = ("space", "tag", "comment", "open_comment", "line_comment", "open", "close", "nag",
-          "result", "number", "dots", "move", "mark", "escape", "bad")
+def _tag(text: str, pos: int, line: int) -> tuple[_Token, int]:
+    """The tag at ``text[pos]`` (a ``[``) and where it ends; a malformed one is a ``bad_tag``
+    token holding the reason, running to where the scan stopped, so that no text is scanned
+    twice."""
+    head = _TAG_HEAD.match(text, pos)
+    name, end = head.group("name"), head.end()
+    if name is None:
+        return _Token("bad_tag", text[pos:end], line, "'[' not followed by a tag name"), end
+    if text.startswith('"', end):
+        m = _TAG_QUOTED.match(text, end)
+        value, end = re.sub(r"\\(.)", r"\1", m.group("value")), m.end()
+        missing = ("its value is not closed by '\"'" if not m.group("quote") else
+                   "not closed by ']' after its value" if not m.group("end") else "")
+    else:
+        m = _TAG_BARE.match(text, end)
+        value, end = m.group("value").strip(), m.end()
+        missing = ("" if m.group("end") else "not closed by ']'" if end == len(text) else
+                   "not closed by ']' before a '\"'")
+    if missing:
+        reason = f"tag {_excerpt(text[pos:end])} {missing}"
+        return _Token("bad_tag", text[pos:end], line, reason), end
+    return _Token("tag", text[pos:end], line, name, value), end
+
+
+def _brace_comment(text: str, pos: int, line: int) -> tuple[_Token, int]:
+    """The ``{...}`` comment at ``text[pos]``; one not closed takes the rest of the text (it
+    stops the reading anyway), so that a run of ``{`` is not searched to the end each."""
+    close = text.find("}", pos + 1)
+    if close < 0:
+        return _Token("open_comment", text[pos:], line, "{"), len(text)
+    return _Token("comment", text[pos:close + 1], line, text[pos + 1:close]), close + 1
+
+
+def _excerpt(text: str, width: int = 24) -> str:
+    """``text`` quoted for a message, its spaces folded and cut at ``width``: a bad token may
+    be a whole file."""
+    short = " ".join(text.split())
+    return repr(short if len(short) <= width else short[:width] + "...")
+
+
+_KINDS = ("space", "line_comment", "open", "close", "nag", "result", "number", "dots", "move",
+          "mark", "escape", "bad")
 
 
 def _kind(m: "re.Match[str]") -> str:
@@ -110,15 +164,6 @@ def _kind(m: "re.Match[str]") -> str:
 
 
 def _token(kind: str, m: "re.Match[str]", line: int) -> _Token:
-    if kind == "tag":
-        value = m.group("tag_value")
-        if value is None:
-            value = (m.group("tag_bare") or "").strip()
-        else:
-            value = re.sub(r"\\(.)", r"\1", value)
-        return _Token(kind, m.group(0), line, m.group("tag_name"), value)
-    if kind == "comment":
-        return _Token(kind, m.group(0), line, m.group("comment_text"))
     if kind == "line_comment":
         return _Token("comment", m.group(0), line, m.group("line_comment_text").rstrip("\r"))
     if kind == "move":
@@ -305,9 +350,11 @@ def _unexpected(tok: _Token) -> str:
         return "a comment '{' is not closed"
     if tok.kind == "close":
         return "')' without a variation to close"
+    if tok.kind == "bad_tag":
+        return tok.value
     if tok.kind == "tag":
-        return f"tag {tok.text!r} in the middle of the moves"
-    return f"unexpected {tok.text!r}"
+        return f"tag {_excerpt(tok.text)} in the middle of the moves"
+    return f"unexpected {_excerpt(tok.text)}"
 
 
 def _read_result(game: Game, raw: _RawGame) -> None:

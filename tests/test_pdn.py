@@ -5,6 +5,7 @@ written by pydraughts' own PDN writer reads back to pydraughts' own final positi
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -12,6 +13,7 @@ from engine.board import Board
 from engine.fen import parse_fen
 from engine.game import Comment, Game, Termination
 from engine.pdn import PdnError, append_game, read_game, read_games, write_game
+from protocol.match.openings import OpeningsError, read_openings
 
 
 def same_game(a: Game, b: Game) -> None:
@@ -248,6 +250,58 @@ def test_error_kinds(text, line, words):
 def test_ambiguous_move_in_a_file_is_an_error():
     with pytest.raises(PdnError, match="26x17x10"):
         read_game('[GameType "21"]\n[FEN "W:W26:B14,15,22,23"]\n1... 26x10 *')
+
+
+#: malformed files of one long run each: the tag expression once backtracked over them (``[A``
+#: and 20,000 spaces took minutes, growing about as n^2.6)
+N = 20_000
+LONG_RUNS = {
+    "tag-and-spaces": ("[A" + " " * N, "tag '[A' not closed by ']'"),
+    "open-value-and-spaces": ('[A "' + " " * N, "its value is not closed"),
+    "brackets": ("[" * N, "not followed by a tag name"),
+    "quotes": ('"' * N, "unexpected"),
+    "open-comment-and-spaces": ("{" + " " * N, "comment '{' is not closed"),
+    "open-comments": ("{" * N, "comment '{' is not closed"),
+    "tag-starts": ("[A" * (N // 2), "not closed by ']'"),
+    "bare-values": ("[A x" * (N // 4), "not closed by ']'"),
+    "quoted-values": ('[A "[' * (N // 5), "not closed by ']' after its value"),
+}
+GOOD_GAME = '[Event "good"]\n1. 32-28 *\n\n'  # two lines, then the bad one on line 4
+
+
+@pytest.mark.parametrize("text, words", LONG_RUNS.values(), ids=LONG_RUNS)
+def test_long_runs_are_refused_quickly_naming_the_line(text, words):
+    for source, line in ((text, 1), (GOOD_GAME + text, 4)):
+        start = time.monotonic()
+        with pytest.raises(PdnError) as info:
+            list(read_games(source))
+        assert time.monotonic() - start < 2
+        assert info.value.line == line and f"line {line}" in str(info.value)
+        assert words in str(info.value) and len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize("text", [t for t, _ in LONG_RUNS.values()], ids=LONG_RUNS)
+def test_long_runs_in_an_openings_file_are_refused_quickly(text, tmp_path):
+    """Through the match's openings reader too: PDN (the file starts with a tag) or lines."""
+    path = tmp_path / "openings.txt"
+    for body, line in ((text, 1), (GOOD_GAME + text, 4)):
+        path.write_text(body, encoding="utf-8")
+        start = time.monotonic()
+        with pytest.raises(OpeningsError) as info:
+            read_openings(path, "international")
+        assert time.monotonic() - start < 2
+        assert str(path) in str(info.value) and f"line {line}" in str(info.value)
+
+
+def test_every_tag_form_reads():
+    """The tag scan takes every form the one regular expression did."""
+    text = ('[Event"tight"]\n[ Site  bare value  ]\n[Round\n"2"]\n[Annotator "a \\"b\\" c\\\\"]\n'
+            '[Black ""]\n[White]\n1. 32-28 *')
+    game = read_game(text)
+    assert game.tags == {"Event": "tight", "Site": "bare value", "Round": "2",
+                         "Annotator": 'a "b" c\\', "Black": "", "White": ""}
+    with pytest.raises(PdnError, match="line 2.*tag '\\[Site \"x\"' not closed by"):
+        read_game('[Event "x"]\n[Site "x" y]\n1. 32-28 *')
 
 
 # -- files ----------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """Property tests (hypothesis) of the protocols' parsers of outside input: Hub lines and the
-Hub engine's commands, DXP messages and their NUL framing, and the play page's JSON bodies.
+Hub engine's commands, DXP messages and their NUL framing, the play page's JSON bodies, and PDN
+and openings files made of long runs of brackets, quotes, braces and spaces.
 
 * Valid input round-trips exactly (Hub lines, every DXP message, frames split anywhere).
 * Any input is read or refused with the documented error (HubSyntaxError, DxpError, a 4xx JSON
-  error), never another exception, an ``internal error`` or a 5xx, and never a hang.
+  error, PdnError, OpeningsError), never another exception, an ``internal error`` or a 5xx, and
+  never a hang (a long run is read in bounded time).
 * A refused input changes nothing: the Hub engine's parameters, position and limits, and a
   play game's state, are as before an ``error`` / a 4xx answer.
 """
@@ -13,14 +15,15 @@ from __future__ import annotations
 import io
 import json
 import string
+import time
 
 import pytest
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from engine import Board
 from engine.notation import write_hub_position
-from engine.pdn import read_game
+from engine.pdn import PdnError, read_game, read_games
 from engine.squares import square_name
 from engine.variants import get_variant
 from protocol.dxp.codec import (MAX_LENGTH, NAME_WIDTH, AcceptCode, BackAccept, BackCode,
@@ -28,6 +31,7 @@ from protocol.dxp.codec import (MAX_LENGTH, NAME_WIDTH, AcceptCode, BackAccept, 
                                 GameAccept, GameEnd, GameRequest, Reassembler, decode, encode)
 from protocol.hub.server import VARIANT_VALUES, HubServer
 from protocol.hub.text import HubSyntaxError, format_line, parse_line
+from protocol.match.openings import OpeningsError, read_openings
 from property_strategies import (ALL_VARIANTS, boards_with_moves, mutations, placements,
                                  played_boards, profile, text_or_mutation, variants)
 
@@ -489,3 +493,55 @@ def test_play_api_refused_requests_change_nothing(data, variant, route):
 def test_play_api_new_game_takes_any_bytes_or_answers_4xx(raw, kind):
     r = _client().post("/api/games", content=raw, headers={"content-type": kind})
     _check_answer(r, (201,))
+
+
+# -- PDN and openings files with long runs -------------------------------------------------------
+
+#: what a malformed file repeats: the run that made the PDN tag expression backtrack for minutes
+#: (``[A`` and spaces) and its kin, each after a start that puts the reader inside a tag, a
+#: value, a comment, a variation or a game
+RUN_UNITS = (" ", "\n", "[", "]", '"', "{", "}", "\\", "(", ")", "[A", '[A "', "[A x", '"]', "1-")
+RUN_STARTS = ("", '[Event "x"]\n', '[Event "x"]\n1. 32-28 *\n\n', "1. 32-28 ", "[A", '[A "',
+              "[A x", "{", "(", ";")
+RUN_ENDS = ("", "]", '"]', "}", ")", " *")
+
+
+@st.composite
+def long_runs(draw) -> str:
+    """One to three runs of 1,000 to 20,000 characters, each after a start, then an end."""
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        unit = draw(st.sampled_from(RUN_UNITS))
+        n = draw(st.integers(1_000, 20_000))
+        parts.append(draw(st.sampled_from(RUN_STARTS)) + unit * (n // len(unit)))
+    return "".join(parts) + draw(st.sampled_from(RUN_ENDS))
+
+
+#: the bound is asserted on the read alone (the deadline would count the drawing too)
+LONG_RUN_SECONDS = 5
+
+
+@settings(profile(60), deadline=None)
+@given(long_runs())
+def test_pdn_with_long_runs_is_read_or_refused_in_bounded_time(text):
+    start = time.monotonic()
+    try:
+        list(read_games(io.StringIO(text)))
+    except PdnError as exc:
+        assert exc.line is not None and exc.line >= 1
+        event("refused")
+    assert time.monotonic() - start < LONG_RUN_SECONDS
+
+
+@settings(profile(40), deadline=None)
+@given(text=long_runs())
+def test_openings_file_with_long_runs_is_read_or_refused_in_bounded_time(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("openings") / "openings.txt"
+    path.write_text(text, encoding="utf-8")
+    start = time.monotonic()
+    try:
+        read_openings(path, "international")
+    except OpeningsError as exc:
+        assert str(path) in str(exc)
+        event("refused")
+    assert time.monotonic() - start < LONG_RUN_SECONDS
