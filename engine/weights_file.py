@@ -18,7 +18,7 @@ offset type     meaning
 
 Anything that does not fit - a missing, truncated or corrupt file, another rule set, another
 layout - raises ``WeightsError`` naming the file and the layout expected. A file is never
-read as zeros.
+read as zeros, nor inflated past the parameters its header gives.
 """
 
 from __future__ import annotations
@@ -88,13 +88,25 @@ def read_params(path: "str | os.PathLike", expected: WeightsHeader) -> bytes:
         raise _fail(path, f"truncated: {len(payload)} of {length} payload bytes", expected)
     if len(payload) > length:
         raise _fail(path, f"corrupt: {len(payload) - length} bytes after the payload", expected)
+    size = 2 * n_params
+    inflate = zlib.decompressobj()
     try:
-        raw = zlib.decompress(payload)
+        # one byte more than the header allows, never the whole stream: a small file may
+        # expand to gigabytes
+        raw = inflate.decompress(payload, size + 1)
     except zlib.error as exc:
         raise _fail(path, f"corrupt payload ({exc})", expected) from None
-    if len(raw) != 2 * n_params:
+    if len(raw) > size:
+        raise _fail(path, f"corrupt payload: more than {size} bytes for {n_params} parameters",
+                    expected)
+    if not inflate.eof:
+        raise _fail(path, "corrupt payload (incomplete or truncated stream)", expected)
+    if len(raw) < size:
         raise _fail(path, f"corrupt payload: {len(raw)} bytes for {n_params} parameters",
                     expected)
+    if inflate.unused_data:
+        raise _fail(path, f"corrupt payload: {len(inflate.unused_data)} bytes after the "
+                    "compressed parameters", expected)
     if zlib.crc32(raw) != crc:
         raise _fail(path, "corrupt payload: checksum mismatch", expected)
     return raw

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import random
 import shutil
+import time
+import tracemalloc
+import zlib
 from functools import lru_cache
 
 import numpy as np
@@ -16,7 +19,7 @@ from engine.board import Board
 from engine.egtb import (DRAW, LOSS, WIN, EgtbError, Material, TableFile, Tablebase, build,
                          verify)
 from engine.egtb.builder import load_into, solver
-from engine.egtb.storage import write_table
+from engine.egtb.storage import _CRC, _HEAD, BLOCK, KIND_DTC, MAGIC, VERSION, write_table
 from engine.position import Position
 from engine.squares import row_col
 from engine.variants import VARIANTS, get_variant
@@ -296,6 +299,67 @@ def test_corrupt_files_are_refused(db3, tmp_path, damage):
         TableFile(path, "russian", m)
     with pytest.raises(EgtbError):
         Tablebase(get_variant("russian"), tmp_path)
+
+
+def _file_of_blocks(path, variant_name: str, m: Material, entries: int, blocks: list) -> None:
+    """A database file with these compressed blocks, its header and checksums right: only
+    decoding a block can find it bad."""
+    offsets = np.zeros(len(blocks) + 1, dtype="<u8")
+    np.cumsum([len(b) for b in blocks], out=offsets[1:])
+    payload = offsets.tobytes() + b"".join(blocks)
+    head = _HEAD.pack(MAGIC, VERSION, variant_name.encode(), *m, KIND_DTC, 0, BLOCK, entries,
+                      len(blocks), zlib.crc32(payload))
+    path.write_bytes(head + _CRC.pack(zlib.crc32(head)) + payload)
+
+
+def zeros_compressed(size: int) -> bytes:
+    """``size`` zero bytes zlib-compressed, a megabyte at a time: a zip bomb (200 MB are 0.2 MB)
+    made without holding it whole."""
+    z = zlib.compressobj(9)
+    chunk = bytes(1 << 20)
+    return b"".join(z.compress(chunk) for _ in range(size >> 20)) + z.flush()
+
+
+def test_block_that_expands_far_beyond_its_size_is_refused_without_inflating_it(tmp_path):
+    """A small file whose first block expands to 200 MB instead of 4096 entries: refused, and
+    never inflated whole."""
+    path, m = tmp_path / "bomb.egtb", Material(0, 2, 0, 1)
+    _file_of_blocks(path, "russian", m, BLOCK + 10,
+                    [zeros_compressed(200 << 20), zlib.compress(bytes(10))])
+    assert path.stat().st_size < 1 << 20
+    f = TableFile(path, "russian", m)
+    assert f.value(BLOCK) == 0  # the second block is sound
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(EgtbError, match=r"block 0 has the wrong length \(more than") as info:
+            f.value(0)
+        with pytest.raises(EgtbError, match="block 0"):
+            f.table()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - start < 2 and peak < 20 << 20
+    assert str(path) in str(info.value)
+
+
+#: blocks that are valid zlib but not a block's size, by what they hold
+OTHER_BLOCKS = {
+    "one-entry-too-many": (zlib.compress(bytes(BLOCK + 1)), "more than 4096 entries"),
+    "one-entry-too-few": (zlib.compress(bytes(BLOCK - 1)), "4095 of 4096 entries"),
+    "bytes-after-the-stream": (zlib.compress(bytes(BLOCK)) + b"junk", "bytes after"),
+    "end-of-stream-cut": (zlib.compress(bytes(BLOCK))[:-4], "does not end"),
+}
+
+
+@pytest.mark.parametrize("block, match", OTHER_BLOCKS.values(), ids=OTHER_BLOCKS)
+def test_block_of_another_size_than_the_header_says_is_refused(tmp_path, block, match):
+    path, m = tmp_path / "bad.egtb", Material(0, 2, 0, 1)
+    _file_of_blocks(path, "russian", m, 2 * BLOCK, [zlib.compress(bytes(BLOCK)), block])
+    f = TableFile(path, "russian", m)
+    assert f.value(0) == 0
+    with pytest.raises(EgtbError, match=f"{path.name}: block 1 has the wrong length.*{match}"):
+        f.value(BLOCK)
 
 
 def test_mismatched_files_are_refused(db3, tmp_path):

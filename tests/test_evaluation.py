@@ -9,6 +9,8 @@ described in _fast/learned.pyx, without the core's bit tricks, and computes the 
 from __future__ import annotations
 
 import random
+import time
+import tracemalloc
 import zlib
 from functools import lru_cache
 from pathlib import Path
@@ -459,6 +461,53 @@ def test_payload_that_decompresses_to_other_values_is_refused(good_file):
     header[48:52] = len(payload).to_bytes(4, "little")
     good_file.write_bytes(bytes(header) + payload)
     _rejects(good_file, "italian", "checksum")
+
+
+def _with_payload(path: Path, payload: bytes) -> None:
+    """The file at ``path`` with its payload replaced (and the header's payload length)."""
+    header = bytearray(path.read_bytes()[:56])
+    header[48:52] = len(payload).to_bytes(4, "little")
+    path.write_bytes(bytes(header) + payload)
+
+
+def zeros_compressed(size: int) -> bytes:
+    """``size`` zero bytes zlib-compressed, a megabyte at a time: a zip bomb (200 MB are 0.2 MB)
+    made without holding it whole."""
+    z = zlib.compressobj(9)
+    chunk = bytes(1 << 20)
+    return b"".join(z.compress(chunk) for _ in range(size >> 20)) + z.flush()
+
+
+def test_payload_that_expands_far_beyond_the_header_is_refused_without_inflating_it(good_file):
+    """A small file whose payload expands to 200 MB: refused, and never inflated whole."""
+    _with_payload(good_file, zeros_compressed(200 << 20))
+    assert good_file.stat().st_size < 1 << 20
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(WeightsError, match="more than") as info:
+            read_weights(good_file, "italian")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.monotonic() - start < 2 and peak < 20 << 20
+    assert str(good_file) in str(info.value)
+    _rejects(good_file, "italian", "more than")
+
+
+#: payloads that are valid zlib but not the header's size, by what they make of the parameters
+OTHER_SIZES = {
+    "one-too-many": (lambda raw: zlib.compress(raw + bytes(2)), "more than"),
+    "one-too-few": (lambda raw: zlib.compress(raw[:-2]), "bytes for"),
+    "bytes-after-the-stream": (lambda raw: zlib.compress(raw) + b"junk", "after the compressed"),
+    "end-of-stream-cut": (lambda raw: zlib.compress(raw)[:-4], "incomplete"),
+}
+
+
+@pytest.mark.parametrize("make, match", OTHER_SIZES.values(), ids=OTHER_SIZES)
+def test_payload_of_another_size_than_the_header_says_is_refused(good_file, make, match):
+    _with_payload(good_file, make(np.zeros(layout("italian").n_params, "<i2").tobytes()))
+    _rejects(good_file, "italian", match)
 
 
 def test_wrong_variant_is_refused(good_file):

@@ -11,9 +11,9 @@ Layout (little-endian)::
 
 The payload (offsets and blocks) is covered by its CRC-32, checked when the file is opened:
 a corrupt, truncated or mismatched file raises EgtbError and is never read silently. A probe
-decompresses one block (4096 entries) and keeps the last blocks it used in a small cache.
-Entries of the index that hold no position (two men on one square) are filled with the value
-before them, so they cost nothing in the compressed stream.
+decompresses one block (4096 entries, never inflated past them) and keeps the last blocks it
+used in a small cache. Entries of the index that hold no position (two men on one square)
+are filled with the value before them, so they cost nothing in the compressed stream.
 """
 
 from __future__ import annotations
@@ -128,12 +128,20 @@ class TableFile:
     def _decode(self, b: int) -> bytes:
         start = self._base + int(self._offsets[b])
         end = self._base + int(self._offsets[b + 1])
+        size = min(BLOCK, self.entries - b * BLOCK)
+        inflate = zlib.decompressobj()
         try:
-            data = zlib.decompress(self._map[start:end])
+            # one byte more than a block holds, never the whole stream: a few kilobytes of a
+            # crafted file may expand to gigabytes
+            data = inflate.decompress(self._map[start:end], size + 1)
         except zlib.error as exc:
             raise EgtbError(f"{self.path}: block {b} cannot be decoded ({exc})") from None
-        if len(data) != min(BLOCK, self.entries - b * BLOCK):
-            raise EgtbError(f"{self.path}: block {b} has the wrong length")
+        problem = (f"more than {size} entries" if len(data) > size else
+                   f"{len(data)} of {size} entries" if len(data) < size else
+                   "its stream does not end" if not inflate.eof else
+                   "bytes after its stream" if inflate.unused_data else "")
+        if problem:
+            raise EgtbError(f"{self.path}: block {b} has the wrong length ({problem})")
         return data
 
     def value(self, index: int) -> int:
