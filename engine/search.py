@@ -414,12 +414,16 @@ class Engine:
         board = board.copy()
 
         def work() -> None:
+            # the engine is free before the result is handed over: a caller that starts the
+            # next search as soon as it has the result (a Hub go on our done) finds it free
             try:
-                future.set_result(self._run(board, limits, on_info, ponder, counters, clock_start))
+                result = self._run(board, limits, on_info, ponder, counters, clock_start)
             except BaseException as exc:  # handed to the caller through the Future
-                future.set_exception(exc)
-            finally:
                 self._busy.release()
+                future.set_exception(exc)
+            else:
+                self._busy.release()
+                future.set_result(result)
 
         threading.Thread(target=work, name="damka-search", daemon=True).start()
         return future

@@ -5,6 +5,12 @@ queue, so ``ping``, ``stop`` and ``ponder-hit`` are served while a search runs; 
 command ends the search first (its ``done`` is written), then runs, as Scan does. Bad input
 gets ``error message="..."`` and the previous state is kept. Nothing is written before
 ``hub``, every line is flushed, and nothing goes to stderr.
+
+A GUI waits for the answers the protocol promises, so they always come: ``ready`` only once
+the engine for the parameters set is built (hash table, databases, weights; else an ``error``
+that says what to change), and ``done`` for every ``go``, also when the search fails. Writing
+never raises and never breaks a line: text echoed from the client has its control characters
+escaped, and a character the output's encoding lacks is written as an escape.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ import queue
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+import unicodedata
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TextIO
 
@@ -95,6 +102,35 @@ class HubError(Exception):
     """A command that cannot be carried out: reported as ``error message=...``."""
 
 
+class EngineUnavailable(HubError):
+    """The engine cannot be built for the parameters set (memory, databases, weights); the
+    message says which parameter to change."""
+
+
+#: the parameters that shape the engine built (the others are applied before each search)
+ENGINE_PARAMS = frozenset({"variant", "forced-capture", "hash-mb", "hash", "tt-size-mb",
+                           "threads", "egtb-path"})
+#: the categories written as escapes: controls (ESC, NUL, BEL...), format characters (bidi
+#: overrides, zero-width ones), surrogates and line and paragraph separators
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def printable(text: str) -> str:
+    """Text as the Hub may write it in a value. A line break would end the line, a ``"`` the
+    quoted value, and a terminal or a GUI's log would act on an escape sequence: line breaks
+    become blanks, ``"`` becomes ``'`` and other control characters are written as Python
+    escapes (``\\x1b``)."""
+    if text.isprintable() and '"' not in text:
+        return text
+    text = " ".join(text.splitlines()).replace('"', "'")
+    return "".join(c.encode("unicode_escape").decode("ascii")
+                   if unicodedata.category(c) in _UNPRINTABLE else c for c in text)
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 class HubServer:
     """The Hub dialogue of one engine process (input and output are injectable for tests)."""
 
@@ -114,20 +150,27 @@ class HubServer:
         self._received = 0.0
         self._pos_source: tuple | None = None  # (variant, pos text) the board was built from
         self._pos_moves: list[str] = []
+        #: an init succeeded: from then on a set-param that shapes the engine rebuilds it at
+        #: once, so that a failure is that set-param's error, not the next go's
+        self._initialised = False
 
     # -- output ----------------------------------------------------------------------------
 
     def send(self, command: str, *flags: str, **args: object) -> None:
-        line = format_line(command, *flags, **args)
+        args = {k: printable(v) if isinstance(v, str) else v for k, v in args.items()}
+        line = format_line(command, *flags, **args) + "\n"
         with self._write_lock:
-            self.out.write(line + "\n")
+            try:
+                self.out.write(line)
+            except UnicodeEncodeError:  # (main() makes stdout escape; this is for other outs)
+                encoding = getattr(self.out, "encoding", None) or "ascii"
+                self.out.write(line.encode(encoding, "backslashreplace").decode(encoding))
             self.out.flush()
             if self.params.line_pacing_ms:
                 time.sleep(self.params.line_pacing_ms / 1000)
 
     def error(self, message: str) -> None:
-        clean = " ".join(message.replace('"', "'").splitlines())  # one line, whatever it quotes
-        self.send("error", message=clean)
+        self.send("error", message=message)  # (send makes it one line, whatever it quotes)
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -213,11 +256,31 @@ class HubServer:
         self._warm_thread.start()
 
     def cmd_set_param(self, args: dict) -> None:
+        """Sets a parameter. After an init, one that shapes the engine (hash-mb, threads,
+        egtb-path, variant) is applied at once: if the engine cannot be built for it, the
+        error says so, the old value is kept and so is a working engine."""
         if "name" not in args:
             raise HubError("missing name")
         if "value" not in args:
             raise HubError(f"missing value for {args['name']}")
-        name, value = args["name"].strip().lower(), args["value"]
+        name = args["name"].strip().lower()
+        before = replace(self.params), self.board
+        self._set_param(name, args["value"], args["name"])
+        if not (self._initialised and name in ENGINE_PARAMS):
+            return
+        try:
+            self.engine(warm=True)
+        except EngineUnavailable as exc:
+            self.params, self.board = before
+            try:
+                self.engine(warm=True)
+                kept = f"{args['name']} stays as it was"
+            except EngineUnavailable:
+                self._initialised = False
+                kept = "nor does the engine fit its previous parameters: set them and send init"
+            raise HubError(f"{exc} ({kept})") from None
+
+    def _set_param(self, name: str, value: str, given: str) -> None:
         p = self.params
         if name == "variant":
             try:
@@ -255,16 +318,21 @@ class HubServer:
                 raise HubError(f"egtb-path {path!r} is not a directory")
             p.egtb_path = path
         else:
-            raise HubError(f"unknown parameter {args['name']!r}")
+            raise HubError(f"unknown parameter {given!r}")
 
     def cmd_init(self, args: dict) -> None:
-        """``ready`` means ready: the engine for the parameters now set is built and warm, so
-        the first search runs as fast as the others. Most of the work was started by ``hub``
-        and went on while the GUI set its parameters."""
-        try:
-            self.engine(warm=True)
-        except Exception:  # reported when the engine is really needed
-            pass
+        """``ready`` means ready: the engine for the parameters now set is built (its hash
+        table allocated, the databases and weights loaded) and warm, so the first search runs
+        as fast as the others. Most of the work was started by ``hub`` and went on while the
+        GUI set its parameters.
+
+        An engine that cannot be built answers an ``error`` naming the parameter to change
+        and no ``ready``: saying ready would only move the failure to the first ``go``, in
+        the middle of a game. It stays uninitialised, and an init after a set-param that
+        fits answers ``ready``; a ``go`` meanwhile is still answered (see cmd_go)."""
+        self._initialised = False
+        self.engine(warm=True)
+        self._initialised = True
         self.send("ready")
 
     def _prepare(self) -> None:
@@ -294,26 +362,66 @@ class HubServer:
             p = self.params
             key = (self.variant, p.hash_mb, p.egtb_path)
             if self._engine is None or self._engine_key != key:
-                tables = None
-                if p.egtb_path:  # (the databases' modules load numpy: only when asked for)
-                    from engine.egtb import shared_tablebase
-
-                    tables = shared_tablebase(self.variant, p.egtb_path)
-                # (the table's pages come in after the warm-up: faulting them in at once
-                # would hold up its memory allocations and with them `ready`)
-                self._engine = Engine(self.variant, hash_mb=p.hash_mb, egtb=tables,
-                                      prefault=not warm)
+                self._release_engine()
+                self._engine = self._build(Engine, *key, prefault=not warm)
                 self._engine_key = key
-            self._engine.set_level(p.level)
-            if self._engine.threads != p.threads:
-                self._engine.set_threads(p.threads)
+            engine = self._engine
+            engine.set_level(p.level)
+            if engine.threads != p.threads:
+                try:
+                    engine.set_threads(p.threads)
+                except MemoryError:
+                    engine.set_threads(1)
+                    raise EngineUnavailable(f"cannot start {p.threads} search threads: out "
+                                            "of memory: set fewer threads") from None
             overhead = None if p.move_overhead_ms is None else p.move_overhead_ms / 1000
-            self._engine.time_settings = TimeSettings(move_overhead=overhead)
+            engine.time_settings = TimeSettings(move_overhead=overhead)
             if warm and self._warm_key != key:
-                self._engine.warm()
-                self._engine.prefault()
+                try:
+                    engine.warm()
+                    engine.prefault()
+                except Exception as exc:  # a search would fail the same way: say so now
+                    raise EngineUnavailable(f"the engine failed its warm-up search: "
+                                            f"{_why(exc)}") from None
                 self._warm_key = key
-            return self._engine
+            return engine
+
+    def _release_engine(self) -> None:
+        """Drop the engine, its hash table's memory first: a new table is asked for next,
+        and the two together may not fit where each alone does."""
+        old, self._engine, self._engine_key, self._warm_key = self._engine, None, None, None
+        if old is not None:
+            try:
+                old.resize(MIN_HASH_MB)  # (waits for its pages still coming in, then frees)
+            except Exception:  # (it goes with its last reference anyway)
+                pass
+
+    @staticmethod
+    def _build(make: Callable, variant: Variant, hash_mb: int, egtb_path: str,
+               prefault: bool) -> "Engine":
+        """An Engine, or EngineUnavailable saying what to set instead."""
+        tables = None
+        if egtb_path:  # (the databases' modules load numpy: only when asked for)
+            from engine.egtb import shared_tablebase
+
+            try:
+                tables = shared_tablebase(variant, egtb_path)
+            except Exception as exc:
+                raise EngineUnavailable(f"cannot open the endgame databases in {egtb_path!r}: "
+                                        f"{_why(exc)}: set another egtb-path, or an empty "
+                                        "one for none") from None
+        try:
+            # (the table's pages come in after the warm-up: faulting them in at once would
+            # hold up its memory allocations and with them `ready`)
+            return make(variant, hash_mb=hash_mb, egtb=tables, prefault=prefault)
+        except MemoryError as exc:
+            if "hash table" in str(exc):
+                raise EngineUnavailable(f"cannot allocate a {hash_mb} MB hash table: set a "
+                                        "smaller hash-mb") from None
+            raise EngineUnavailable(f"out of memory building the engine beside a {hash_mb} MB "
+                                    "hash table: set a smaller hash-mb") from None
+        except Exception as exc:  # the weights or the databases' files
+            raise EngineUnavailable(f"cannot build the engine: {_why(exc)}") from None
 
     # -- game commands ---------------------------------------------------------------------
 
@@ -387,12 +495,27 @@ class HubServer:
             raise HubError(f"bad level: {exc}") from None
 
     def cmd_go(self, args: dict) -> None:
-        if self.board is None:
-            self.board = Board(self.variant)
+        """Starts the search; its thread writes the ``done``. Every go gets its done, as the
+        GUI waits for it: when the search cannot start or fails, an ``error`` says why and
+        the done carries the move of a minimal search (_fallback_move)."""
+        compat = self.params.pydraughts
+        variant = self.variant
+
+        def hub_move(move: Move) -> str:
+            return pydraughts.write_move(variant, move, compat)
+
+        board = None
+        try:
+            if self.board is None:
+                self.board = Board(variant)
+            board = self.board
+            self._start_search(board, args, hub_move)
+        except Exception as exc:
+            self._search_failed(exc, board, hub_move)
+
+    def _start_search(self, board: Board, args: dict, hub_move: Callable) -> None:
         from engine.search import Limits, now
 
-        board = self.board
-        engine = self.engine()
         mode = "ponder" if "ponder" in args else "analyze" if ("analyze" in args or "analyse" in args) else "think"
         limits = self.limits or Limits(movetime=DEFAULT_MOVETIME)
         if mode == "analyze" and self.limits is None:
@@ -401,12 +524,7 @@ class HubServer:
         if not board.legal_moves:
             self.send("done")
             return
-        compat = self.params.pydraughts
-        variant = self.variant
-
-        def hub_move(move: Move) -> str:
-            return pydraughts.write_move(variant, move, compat)
-
+        engine = self.engine()
         infos_sent = []
 
         def on_info(info: "SearchInfo") -> None:
@@ -426,26 +544,71 @@ class HubServer:
                                      clock_start=clock_start)
 
         def finish() -> None:
+            info = None
             try:
                 result: "SearchResult" = future.result()
+                done = {}
+                if result.best_move is not None:
+                    done["move"] = hub_move(result.best_move)
+                    if result.ponder_move is not None:
+                        done["ponder"] = hub_move(result.ponder_move)
+                    if not infos_sent:
+                        # a forced move: no iteration ran, but GUIs still want a score (as
+                        # Scan does)
+                        pv = " ".join(hub_move(m) for m in result.pv[:2] or (result.best_move,))
+                        info = dict(depth=result.depth, score=hub_score(result.score),
+                                    nodes=result.nodes, time=f"{result.time:.3f}", pv=pv)
             except Exception as exc:  # reported, and the engine keeps serving
-                self.error(f"search failed: {type(exc).__name__}: {exc}")
-                self.send("done")
+                self._search_failed(exc, board, hub_move)
                 return
-            if result.best_move is not None and not infos_sent:
-                # a forced move: no iteration ran, but GUIs still want a score (as Scan does)
-                pv = " ".join(hub_move(m) for m in result.pv[:2] or (result.best_move,))
-                self.send("info", depth=result.depth, score=hub_score(result.score),
-                          nodes=result.nodes, time=f"{result.time:.3f}", pv=pv)
-            if result.best_move is None:
-                self.send("done")
-            elif result.ponder_move is not None:
-                self.send("done", move=hub_move(result.best_move), ponder=hub_move(result.ponder_move))
-            else:
-                self.send("done", move=hub_move(result.best_move))
+            if info is not None:
+                self.send("info", **info)
+            self.send("done", **done)
 
         self._search_thread = threading.Thread(target=finish, name="damka-hub-done", daemon=True)
         self._search_thread.start()
+
+    def _search_failed(self, exc: BaseException, board: Board | None, hub_move: Callable) -> None:
+        """Answers a go whose search could not run or failed: the error, then ``done`` with
+        the move of a minimal search, so that the GUI is not left waiting."""
+        move = self._fallback_move(board)
+        try:
+            text = None if move is None else hub_move(move)
+        except Exception:
+            text = None
+        why = str(exc) if isinstance(exc, HubError) else f"search failed: {_why(exc)}"
+        try:
+            self.error(why if text is None else f"{why} (the move is a minimal search's)")
+        except Exception:  # (the done matters more)
+            pass
+        if text is None:
+            self.send("done")
+        else:
+            self.send("done", move=text)
+
+    @staticmethod
+    def _fallback_move(board: Board | None) -> Move | None:
+        """The move of a depth-1 search on a fresh engine with the smallest table (the one
+        set up may be what failed), else the first legal move of the generator; None when
+        there is none."""
+        if board is None:
+            return None
+        try:
+            moves = list(board.legal_moves)
+        except Exception:
+            return None
+        if not moves:
+            return None
+        try:
+            from engine.search import Engine, Limits
+
+            scratch = Engine(board.variant, hash_mb=MIN_HASH_MB, prefault=False)
+            best = scratch.search(board, Limits(depth=1)).best_move
+            if best in moves:
+                return best
+        except Exception:
+            pass
+        return moves[0]
 
     def cmd_ponder_hit(self, args: dict) -> None:
         """Ignored when idle (spec 1.4)."""
@@ -461,18 +624,29 @@ class HubServer:
 
 
 def _read_stdin(lines: "queue.Queue[tuple[float, str] | None]") -> None:
-    stream = sys.stdin.buffer
-    while True:
-        raw = stream.readline()
-        if not raw:
-            break
-        lines.put((time.monotonic(), raw.decode("utf-8", "replace")))
-    lines.put(None)
+    """Lines of UTF-8; bytes that are not UTF-8 come through as escapes (``\\xff``), so
+    the answer (an error, most likely) names them. Input that cannot be read any more is
+    the end of input: the loop must hear of it, not wait for ever."""
+    try:
+        stream = sys.stdin.buffer
+        while True:
+            raw = stream.readline()
+            if not raw:
+                break
+            lines.put((time.monotonic(), raw.decode("utf-8", "backslashreplace")))
+    except Exception:  # (a closed or broken stdin)
+        pass
+    finally:
+        lines.put(None)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the Hub dialogue on stdin/stdout until ``quit`` or end of input."""
     lines: "queue.Queue[tuple[float, str] | None]" = queue.Queue()
+    try:  # a character the encoding lacks (cp1252 on Windows pipes) is written as an escape
+        sys.stdout.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError):  # (not a TextIOWrapper: send() escapes)
+        pass
     threading.Thread(target=_read_stdin, args=(lines,), name="damka-hub-stdin", daemon=True).start()
     server = HubServer(sys.stdout)
     server.serve(lines)
