@@ -460,8 +460,12 @@ def _add_dxp(subparsers) -> None:
                    "engine and hash table (memory: N x --hash); more are told busy (default 2)")
     p.add_argument("--idle-timeout", type=_seconds_up_to(86400, zero=True), default=300.0,
                    metavar="SECONDS",
-                   help="drop a peer that sends nothing this long, except while its clock runs "
-                   "in a game (default 300; 0: never)")
+                   help="drop a peer that sends nothing that advances the game (CHATs and "
+                   "malformed messages do not) this long, except while its clock runs in a "
+                   "game (default 300; 0: never)")
+    p.add_argument("--max-minutes", type=_int_range("max-minutes", 0, 999), default=120,
+                   metavar="N", help="refuse a game request whose clock is longer than N "
+                   "minutes a side (default 120; 0: any)")
     p.add_argument("--no-flag", action="store_true",
                    help="do not claim a game when the peer oversteps the GAMEREQ clock")
     p.add_argument("--quiet", action="store_true", help="no log lines on stdout")

@@ -31,6 +31,7 @@ from protocol.match.timecontrol import MoveRequest, TimeControl
 from engine.variants import Variant
 
 from protocol.dxp.server import find_move, move_to_dxp, position_to_dxp
+from protocol.dxp.transport import send_all
 from protocol.dxp.codec import (
     AcceptCode,
     Chat,
@@ -143,8 +144,8 @@ class DxpPlayer(Player):
             raise EngineCrash(f"{self.name} is not connected")
         try:
             sent = time.monotonic()
-            self.sock.sendall(encode(message))
-        except OSError as exc:
+            send_all(self.sock, encode(message))
+        except OSError as exc:  # (TimeoutError: it has not read what we sent for a while)
             raise EngineCrash(f"sending to {self.name} failed: {exc}") from None
         return sent
 

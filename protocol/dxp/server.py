@@ -58,6 +58,7 @@ from engine.search import Engine, Limits, SearchResult
 from engine.squares import square_number, square_of_number
 from engine.variants import get_variant
 
+from protocol.dxp.transport import send_all
 from protocol.dxp.codec import (
     DEFAULT_PORT,
     NAME_WIDTH,
@@ -118,6 +119,10 @@ FLAG_GRACE = 0.5
 FLAG_GRACE_PER_MOVE = 0.05
 #: drop a peer silent this long (seconds; not while its clock runs in a game, nor while we think)
 DEFAULT_IDLE_TIMEOUT = 300.0
+#: the longest GAMEREQ clock a follower accepts by default, minutes a side
+DEFAULT_MAX_MINUTES = 120
+#: protocol errors a session keeps (the count goes on)
+MAX_ERRORS = 100
 #: connections served at once by default (each has its own engine and hash table)
 DEFAULT_MAX_SESSIONS = 2
 #: a connection beyond the limit waits this long for a session to end before it is told busy
@@ -283,6 +288,10 @@ class DxpSettings:
     idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT
     #: seconds in a minute of the GAMEREQ clock: 60, except in tests that need a short clock
     minute: float = 60.0
+    #: the longest game clock accepted (minutes a side): a longer GAMEREQ is refused (code
+    #: 2, as the spec has it for "time too long"), so that no peer holds a session for hours
+    #: without moving; None: any
+    max_minutes: int | None = DEFAULT_MAX_MINUTES
 
 
 @dataclass
@@ -493,8 +502,9 @@ class DxpSession:
         self.site = site
         self.done = False
         self.game: _Game | None = None
-        #: protocol errors seen (what went wrong, in words)
+        #: the last MAX_ERRORS protocol errors seen (what went wrong, in words), and how many
         self.errors: list[str] = []
+        self.error_count = 0
         #: per move of ours: seconds spent beyond the search itself (message handling)
         self.handling: list[float] = []
         self.records: list[GameRecord] = []
@@ -506,7 +516,9 @@ class DxpSession:
         self._requested: tuple[bool, Board] | None = None  # initiator: GAMEREQ sent
         self._pending_back: int | None = None  # initiator: BACKREQ sent for this ply
         self._last_sent_end = False
-        self._quiet_since = time.monotonic()  # the last message either way
+        #: the last message either way that advances the game (not a CHAT, not a malformed
+        #: one): a peer that only chats or sends garbage does not hold its session
+        self._quiet_since = time.monotonic()
 
     # -- entry points ------------------------------------------------------------------
 
@@ -518,7 +530,6 @@ class DxpSession:
     def receive(self, text: str, at: float | None = None) -> list[Message]:
         """One message text (NUL removed) from the peer."""
         at = time.monotonic() if at is None else at
-        self._quiet_since = at
         try:
             message = decode(text)
         except UnsupportedVersionError as exc:
@@ -527,6 +538,8 @@ class DxpSession:
             return self._sent(self._bad_request(exc))
         except DxpError as exc:
             return self._sent(self._protocol_error(f"malformed message ({exc.reason}): {text[:60]!r}"))
+        if not isinstance(message, Chat):
+            self._quiet_since = at
         try:
             return self._sent(self.handle(message, at))
         except Exception as exc:  # a bug of ours must not take the connection down
@@ -540,7 +553,8 @@ class DxpSession:
     def sent(self, message: Message, at: float) -> None:
         """A message of ours went out at ``at``: the peer's silence counts from then, and so
         does its clock when the message handed it the turn."""
-        self._quiet_since = at
+        if not isinstance(message, Chat):
+            self._quiet_since = at
         game = self.game
         if (game is not None and game.their_turn_started is not None
                 and isinstance(message, (DxpMove, GameAccept, BackAccept))):
@@ -641,6 +655,10 @@ class DxpSession:
         board = Board(VARIANT, start)
         if not board.legal_moves:
             return out + self._refuse("cannot play this position: the side to move has no moves")
+        longest = self.settings.max_minutes
+        if longest is not None and request.minutes > longest:
+            return out + self._refuse(f"time too long: {request.minutes} minutes a side, this "
+                                      f"follower plays at most {longest}")
         we_white = request.follower_white
         white, black = (self.settings.name, request.name) if we_white else (request.name, self.settings.name)
         self._begin(board, we_white, request.minutes, request.moves, request.name)
@@ -880,6 +898,8 @@ class DxpSession:
         """Bad input: say why; a game in progress ends (GAMEEND: the bad message was the
         peer's turn, so the turn is ours)."""
         self.errors.append(why)
+        del self.errors[:-MAX_ERRORS]
+        self.error_count += 1
         self.log(f"protocol error: {why}")
         chat = Chat.safe(f"error: {why}")
         if self.game is None:
@@ -997,8 +1017,8 @@ class _Writer:
             if paced and wait > 0:
                 time.sleep(wait)
             try:
-                self.sock.sendall(encode(message))
-            except OSError:
+                send_all(self.sock, encode(message))
+            except OSError:  # (a peer that never reads: TimeoutError after SEND_TIMEOUT)
                 return False
             if self.trace:
                 self.trace(f"> {message.to_text()}")
@@ -1106,7 +1126,7 @@ def refuse_busy(sock: socket.socket, why: str, follower: bool, *, linger: float 
     this game, willing to play another" (later). Then the connection is closed."""
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.sendall(encode(Chat.safe(why)))
+        send_all(sock, encode(Chat.safe(why)), BUSY_LINGER)
         if follower:
             frames = Reassembler()
             deadline = time.monotonic() + linger
@@ -1121,7 +1141,8 @@ def refuse_busy(sock: socket.socket, why: str, follower: bool, *, linger: float 
                     break
                 for text in frames.feed(data):
                     if text.startswith(GameRequest.HEADER):
-                        sock.sendall(encode(GameAccept(name, AcceptCode.REFUSED_THIS_GAME)))
+                        send_all(sock, encode(GameAccept(name, AcceptCode.REFUSED_THIS_GAME)),
+                                 BUSY_LINGER)
                         answered = True
                         break
     except OSError:  # (socket.timeout included)
@@ -1363,7 +1384,8 @@ def main(args) -> int:
             white_first=args.colour == "white", fen=args.fen,
         )
     settings = DxpSettings(movetime=args.move_time, match=match, no_flag=args.no_flag,
-                           idle_timeout=args.idle_timeout or None)
+                           idle_timeout=args.idle_timeout or None,
+                           max_minutes=getattr(args, "max_minutes", DEFAULT_MAX_MINUTES) or None)
     connect_to = parse_address(args.connect) if args.connect else None
 
     egtb = getattr(args, "egtb", None)
