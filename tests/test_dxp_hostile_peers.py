@@ -141,3 +141,34 @@ def test_a_peer_that_never_reads_ends_its_connection_instead_of_wedging_it(monke
         assert session.done
     finally:
         hog.close()
+
+
+def test_control_characters_from_a_peer_reach_no_log_nor_pdn_tag(tmp_path):
+    """A CHAT and a name holding escape sequences (which would clear or retitle a terminal;
+    DXP text is ASCII): the log and the saved game get escapes, never the characters."""
+    from engine.pdn import read_games
+    from protocol.dxp.codec import EndReason, GameEnd
+
+    pdn = tmp_path / "games.pdn"
+    server = ServerThread(DxpSettings(movetime=0.02), max_sessions=1, pdn=pdn)
+    peer = RawPeer(server.port)
+    nasty = "\x1b[2J\x1b]0;owned\x07\r"
+    try:
+        peer.send(Chat("hello " + nasty))
+        peer.send(GameRequest("Evil" + nasty, True, 0, 0))
+        reply = peer.recv()
+        while not isinstance(reply, GameAccept):
+            reply = peer.recv()
+        peer.send(GameEnd(EndReason.UNKNOWN, True))
+        peer.until_closed()
+    finally:
+        peer.close()
+        server.close()
+    text = "\n".join(server.lines)
+    assert "hello" in text and "Evil" in text
+    assert not any(c in text for c in "\x1b\x07\r")
+    assert "\\x1b" in text
+    [game] = read_games(pdn)
+    name = game.tags["Black"]  # we played White (follower_white)
+    assert name.startswith("Evil") and not any(c in name for c in "\x1b\x07\r")
+    assert "\x1b" not in pdn.read_text()

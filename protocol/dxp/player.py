@@ -26,6 +26,7 @@ import time
 
 from engine import __version__
 from engine.game import Game
+from engine.printable import printable
 from protocol.match.players import Answer, EngineCrash, EngineResigned, EngineTimeout, Player
 from protocol.match.timecontrol import MoveRequest, TimeControl
 from engine.variants import Variant
@@ -166,8 +167,8 @@ class DxpPlayer(Player):
             at, message = item
             if isinstance(message, DxpError):
                 raise EngineCrash(f"{self.name} sent a malformed message while {doing}: {message}")
-            if isinstance(message, Chat):
-                self.chats.append(message.text)
+            if isinstance(message, Chat):  # (quoted in errors and comments: made printable)
+                self.chats.append(printable(message.text))
             elif isinstance(message, kinds):
                 return at, message
 

@@ -54,6 +54,7 @@ from engine.move import Move
 from engine.notation import square_letters
 from engine.pdn import append_game, check_appendable, write_game
 from engine.position import Position
+from engine.printable import printable
 from engine.search import Engine, Limits, SearchResult
 from engine.squares import square_number, square_of_number
 from engine.variants import get_variant
@@ -495,7 +496,9 @@ class DxpSession:
         self.settings = settings
         self.post = post or (lambda event: None)
         self.on_game = on_game
-        self.log = log
+        # what a peer says (CHATs, names, bad messages quoted) reaches a terminal: nothing in
+        # it may act there
+        self.log: Log = lambda line: log(printable(line))
         self.match = settings.match
         self.progress = progress or MatchProgress()
         self._rounds = rounds or itertools.count(1).__next__
@@ -790,7 +793,8 @@ class DxpSession:
     def _begin(self, board: Board, we_white: bool, minutes: int, moves: int, opponent: str) -> None:
         self._cancel_search()
         clock = minutes * self.settings.minute if minutes > 0 else None
-        self.game = _Game(board, we_white, int(minutes), int(moves), opponent, self._rounds(),
+        self.game = _Game(board, we_white, int(minutes), int(moves), printable(opponent),
+                          self._rounds(),
                           datetime.date.today(), clock)
         self._pending_back = None
 
@@ -1103,7 +1107,7 @@ def run_connection(sock: socket.socket, session: DxpSession, *, pace: float = PA
                 writer.received_since = True
                 for text in frames.feed(data):
                     if trace:
-                        trace(f"< {text}")
+                        trace(f"< {printable(text)}")
                     deliver(session.receive(text, at))
                     if session.done:
                         break

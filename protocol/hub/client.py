@@ -32,6 +32,7 @@ from engine.fen import parse_fen
 from engine.move import Move
 from engine.notation import write_hub_position
 from engine.position import Position
+from engine.printable import printable
 from engine.variants import Variant, get_variant
 
 from protocol.hub.text import HubSyntaxError, format_line, parse_line
@@ -420,8 +421,8 @@ class HubClient:
             self.errors.append(message)
             if search is not None:
                 search.errors.append(message)
-        elif command == "id" and not self._waited:
-            self.id.update(args)
+        elif command == "id" and not self._waited:  # (its name reaches tables and logs)
+            self.id.update({key: printable(value) for key, value in args.items()})
         elif command == "param" and not self._waited and "name" in args:
             self.params[args["name"]] = args
         elif command == "wait":

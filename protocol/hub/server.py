@@ -20,7 +20,6 @@ import queue
 import sys
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TextIO
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING
 from engine import __version__
 from engine.board import Board
 from engine.errors import DamkaError
+from engine.printable import printable as _printable
 from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 from engine.levels import LEVELS
 from engine.threads import max_threads
@@ -110,21 +110,11 @@ class EngineUnavailable(HubError):
 #: the parameters that shape the engine built (the others are applied before each search)
 ENGINE_PARAMS = frozenset({"variant", "forced-capture", "hash-mb", "hash", "tt-size-mb",
                            "threads", "egtb-path"})
-#: the categories written as escapes: controls (ESC, NUL, BEL...), format characters (bidi
-#: overrides, zero-width ones), surrogates and line and paragraph separators
-_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-
-
 def printable(text: str) -> str:
-    """Text as the Hub may write it in a value. A line break would end the line, a ``"`` the
-    quoted value, and a terminal or a GUI's log would act on an escape sequence: line breaks
-    become blanks, ``"`` becomes ``'`` and other control characters are written as Python
-    escapes (``\\x1b``)."""
-    if text.isprintable() and '"' not in text:
-        return text
-    text = " ".join(text.splitlines()).replace('"', "'")
-    return "".join(c.encode("unicode_escape").decode("ascii")
-                   if unicodedata.category(c) in _UNPRINTABLE else c for c in text)
+    """Text as the Hub may write it in a value: engine.printable's (a line break would end
+    the line, an escape sequence act on a terminal or a GUI's log), and ``"``, which would
+    end the quoted value, becomes ``'``."""
+    return _printable(text).replace('"', "'")
 
 
 def _why(exc: BaseException) -> str:
