@@ -14,6 +14,10 @@ Three phases, at a fixed time per move, ``--concurrency`` games at once, with th
 3. **DXP, damka initiating**: ``--concurrency`` ``damka dxp --initiator`` processes connect to
    the same follower through a referee in the middle (bench/dxp_tap.py) that checks every
    message, move and move time.
+4. **DXP restarts**: a ``damka dxp`` follower ended after every game and started again a
+   moment later, as a restart loop serves an engine, and ended mid-game every
+   ``--drop-every``-th game (bench/soak_restarts.py): every game is played, and only the
+   drops are scored as the follower's crashes.
 
 Counted (target 0 of each): protocol errors (an engine's ``error`` or unreadable line, a
 malformed or unexpected DXP message, a CHAT about an error, a game ended early, missing
@@ -50,6 +54,7 @@ from protocol.match.openings import OpeningsError, read_openings  # noqa: E402
 from protocol.match.runner import Match, MatchConfig, MatchError, MatchState  # noqa: E402
 from protocol.match.timecontrol import DEFAULT_GRACE, TimeControl  # noqa: E402
 from soak_report import PhaseResult, build_report, markdown  # noqa: E402
+from soak_restarts import restart_phase  # noqa: E402
 from soak_watch import (  # noqa: E402
     KINDS, BenchSpec, DxpProcess, Soak, WatchedDxpPlayer, WatchedHubPlayer)
 
@@ -238,6 +243,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--dxp-games", type=_positive_int, default=200, metavar="N",
                         help="games over DXP, half with damka following and half with damka "
                         "initiating (default 200)")
+    parser.add_argument("--restart-games", type=_positive_int, default=100, metavar="N",
+                        help="games over DXP against a follower ended and started again after "
+                        "every game, as a restart loop serves it (default 100)")
+    parser.add_argument("--drop-every", type=_positive_int, default=5, metavar="K",
+                        help="in the restart phase, end the follower in the middle of every "
+                        "K-th game instead (a peer that disconnects mid-game; default 5, 0 "
+                        "never)")
     parser.add_argument("--movetime", type=_seconds, default=0.05, metavar="SECONDS",
                         help="time per move (default 0.05)")
     parser.add_argument("--concurrency", type=_positive_int, default=2, metavar="N",
@@ -256,8 +268,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
-    if args.hub_games + args.dxp_games == 0:
-        parser.error("nothing to play: --hub-games and --dxp-games are both 0")
+    if args.hub_games + args.dxp_games + args.restart_games == 0:
+        parser.error("nothing to play: --hub-games, --dxp-games and --restart-games are all 0")
     if not Path(args.damka).is_file():
         parser.error(f"no damka program at {args.damka} (install damka, or pass --damka PATH)")
     if not args.openings.is_file():
@@ -274,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     follower_games = args.dxp_games // 2
     initiator_games = args.dxp_games - follower_games
-    soak = Soak(args.hub_games + args.dxp_games, args.quiet)
+    soak = Soak(args.hub_games + args.dxp_games + args.restart_games, args.quiet)
     load_start = os.getloadavg()[0]
     started = time.monotonic()
     phases: list[PhaseResult] = []
@@ -314,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
                 if share:
                     played += read_pdn(soak, out / f"dxp_initiator_{i + 1}.pdn", share)
             check_same_games(soak, played, recorded, "the follower")
+        if args.restart_games:
+            phases.append(restart_phase(soak, args, out, args.restart_games))
     except KeyboardInterrupt:
         soak.bar.close()
         print(f"soak: interrupted; the games so far are in {out}/", file=sys.stderr)

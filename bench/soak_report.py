@@ -55,6 +55,7 @@ def build_report(args, soak: Soak, phases: list[PhaseResult], load: tuple, wall:
                     "move_time_ms": _ms(p.move_times)} for p in phases],
         "faults_total": totals,
         "faults": [{"phase": f.phase, "kind": f.kind, "text": f.text} for f in soak.faults],
+        "notes": list(soak.notes),
         "runner_overhead_ms": _ms([x for p in phases for x in p.overheads]),
         "thread_lateness_ms": soak.lateness.summary(),
         "processes": processes,
@@ -125,6 +126,8 @@ def markdown(report: dict) -> str:
               "two games, or two for each of the follower's sessions)."
               + (f" {unmeasured} process{'es' if unmeasured != 1 else ''} played too few games "
                  "to measure a growth." if unmeasured else ""), "", f"**{verdict}**"]
+    if report.get("notes"):
+        lines += [""] + [f"- {note}" for note in report["notes"]]
     if report["faults"]:
         lines += ["", "Faults:", ""] + [f"- {f['phase']}: {f['kind']}: {f['text']}"
                                         for f in report["faults"][:50]]

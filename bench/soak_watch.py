@@ -151,6 +151,7 @@ class Soak:
     def __init__(self, total: int, quiet: bool):
         self.lateness = Lateness()
         self.faults: list[Fault] = []
+        self.notes: list[str] = []  #: what a phase reports beside its faults
         self.watched: list[Watched] = []
         self.phase = ""
         self.base = 0  # games finished in earlier phases
@@ -167,6 +168,10 @@ class Soak:
             self.faults.append(Fault(self.phase, kind, text))
             self.bar.set_postfix_str(f"faults {len(self.faults)}")
             self.bar.write(f"soak: {self.phase}: {kind}: {text}", file=sys.stderr)
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self.notes.append(text)
 
     def watch(self, label: str, pid: int, warmup: int) -> Watched:
         watched = Watched(label, pid, warmup)
