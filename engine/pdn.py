@@ -525,15 +525,32 @@ def append_game(path: "str | os.PathLike[str]", game: "Game | str") -> None:
     write, flushed to disk before returning.
 
     A match runner calls it as each game ends: a process that dies afterwards loses nothing.
+    A write that fails (a full disk) is undone, the file cut back to its size before, and the
+    error raised: the file holds only whole games, which ``--resume`` reads back.
     """
     text = (game if isinstance(game, str) else write_game(game)) + "\n"
-    with open(path, "ab+") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() > 0:
+    # unbuffered: no bytes left in a buffer to be written by close() after the cut
+    with open(path, "ab+", buffering=0) as f:
+        size = f.seek(0, os.SEEK_END)
+        if size > 0:
             f.seek(-1, os.SEEK_END)
             if f.read(1) != b"\n":  # a file not ending in a newline: start on a new line
                 text = "\n" + text
-            f.seek(0, os.SEEK_END)
-        f.write(text.encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
+        data = memoryview(text.encode("utf-8"))
+        try:
+            while data:  # a full disk first takes what fits, then raises ENOSPC
+                data = data[os.write(f.fileno(), data):]
+            os.fsync(f.fileno())
+        except BaseException:
+            _cut_back(f.fileno(), size)
+            raise
+
+
+def _cut_back(fd: int, size: int) -> None:
+    """Truncate a file to ``size``: best effort, as the write's own error is the one to
+    report."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError:
+        pass

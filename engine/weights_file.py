@@ -29,6 +29,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .durable import replace_bytes
+
 __all__ = ["WeightsError", "WeightsHeader", "MAGIC", "VERSION", "SCALE", "read_params",
            "write_params"]
 
@@ -113,8 +115,8 @@ def read_params(path: "str | os.PathLike", expected: WeightsHeader) -> bytes:
 
 
 def write_params(path: "str | os.PathLike", header: WeightsHeader, raw: bytes) -> None:
-    """Write parameters given as little-endian int16 bytes under ``header`` (atomically: a
-    temporary file, then a rename)."""
+    """Write parameters given as little-endian int16 bytes under ``header``, replacing the
+    file whole and durably (engine.durable): a failed or interrupted write keeps the old one."""
     if len(raw) != 2 * header.n_params:
         raise ValueError(f"expected {header.n_params} int16 parameters, got {len(raw)} bytes")
     variant = header.variant.encode("ascii")
@@ -124,7 +126,4 @@ def write_params(path: "str | os.PathLike", header: WeightsHeader, raw: bytes) -
     payload = zlib.compress(raw, 9)
     head = _HEADER.pack(MAGIC, VERSION, SCALE, variant, fingerprint, header.n_params,
                         len(payload), zlib.crc32(raw))
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_bytes(head + payload)
-    os.replace(tmp, target)
+    replace_bytes(path, head + payload)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..durable import replacing
 from ..errors import DamkaError
 from .material import Material
 
@@ -48,7 +49,8 @@ class EgtbError(DamkaError):
 
 def write_table(path: Path, variant_name: str, material: Material, table: np.ndarray,
                 level: int = 6) -> int:
-    """Write one table (uint8, invalid entries already filled) atomically; returns its size."""
+    """Write one table (uint8, invalid entries already filled) atomically and durably
+    (engine.durable: a build that dies never leaves a partial file); returns its size."""
     table = np.ascontiguousarray(table, dtype=np.uint8)
     raw = table.tobytes()
     blocks = [zlib.compress(raw[i:i + BLOCK], level) for i in range(0, len(raw), BLOCK)]
@@ -57,12 +59,10 @@ def write_table(path: Path, variant_name: str, material: Material, table: np.nda
     payload = offsets.tobytes() + b"".join(blocks)
     head = _HEAD.pack(MAGIC, VERSION, variant_name.encode()[:16], *material, KIND_DTC, 0,
                       BLOCK, len(table), len(blocks), zlib.crc32(payload))
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+    with replacing(path) as f:
         f.write(head)
         f.write(_CRC.pack(zlib.crc32(head)))
         f.write(payload)
-    os.replace(tmp, path)
     return len(head) + _CRC.size + len(payload)
 
 

@@ -40,9 +40,9 @@ and one entry per **game**:
 ``engine.get_variant`` reads back, ``-nocapture`` for the house rule), ``settings`` (what the
 games depend on: budget, seed, openings, cap, weights, databases), ``endings``,
 ``games_done`` (games 0 .. games_done-1 are in the chunks), ``positions`` and ``chunks``
-(file, first game, games, positions of each). A chunk is written under a temporary name and
-renamed, and then ``meta.json`` is replaced, so an interrupted run leaves a consistent
-directory.
+(file, first game, games, positions of each). A chunk is written under a temporary name, fsynced and
+renamed, and then ``meta.json`` is replaced the same way (engine.durable), so an interrupted
+run, even a power cut, leaves a consistent directory.
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+
+from engine.durable import replace_bytes, replacing
 
 __all__ = [
     "FORMAT",
@@ -183,11 +185,10 @@ def read_meta(directory: "str | os.PathLike[str]") -> Meta | None:
 
 
 def write_meta(directory: "str | os.PathLike[str]", meta: Meta) -> None:
-    """Replace meta.json in one step (written beside it, then renamed)."""
-    path = Path(directory) / META
-    tmp = path.with_name(META + ".tmp")
-    tmp.write_text(json.dumps(meta.to_json(), indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Replace meta.json in one step, durably (engine.durable): after a crash it is the old
+    or the new one, and names only chunks that are on disk."""
+    text = json.dumps(meta.to_json(), indent=1) + "\n"
+    replace_bytes(Path(directory) / META, text.encode("utf-8"))
 
 
 def file_sha256(path: "str | os.PathLike[str]") -> str:
@@ -207,11 +208,8 @@ def write_chunk(directory: "str | os.PathLike[str]", index: int,
     arrays.update({name: np.array([g.game[name] for g in games], dtype=dtype)
                    for name, dtype in GAME_FIELDS.items()})
     name = chunk_name(index)
-    path = Path(directory) / name
-    tmp = path.with_name(name + ".tmp")
-    with open(tmp, "wb") as f:
+    with replacing(Path(directory) / name) as f:
         np.savez_compressed(f, **arrays)
-    os.replace(tmp, path)
     return {"file": name, "first_game": games[0].game_id, "games": len(games),
             "positions": int(len(arrays["white"]))}
 
