@@ -1,7 +1,8 @@
 """``--cluster``: matches and self-play on a real Ray instance (bound to 127.0.0.1, started once
 for the module), checked against the same runs on one machine (resumed runs too), the SPRT
 stopping the cluster, slots per machine, and the faults: a worker process killed mid-game (a
-match's and self-play's), a unit that ends every worker, a worker that cannot start an engine.
+match's and self-play's), a unit that ends every worker, a worker that cannot start an engine,
+a worker that cannot start at all.
 
 Fixed depth and nodes make the games deterministic, so "the same games" is byte-for-byte: the
 cluster's PDN file holds exactly the one machine's games (in the order they finished) and
@@ -10,7 +11,6 @@ its self-play chunks hold the same arrays.
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -24,7 +24,7 @@ import pytest
 from engine.pdn import read_games, write_game
 from engine.variants import get_variant
 from protocol.cli import main as cli_main
-from protocol.cluster.connect import ClusterError, check_address, import_ray
+from protocol.cluster.connect import ClusterError, check_address, import_ray, start_local
 from protocol.cluster.farm import MAX_ATTEMPTS, Farm, worker_info
 from protocol.match.engines import parse_engine
 from protocol.match.openings import read_openings, start_opening
@@ -44,12 +44,12 @@ ray = pytest.importorskip(
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    """One small Ray for the module: two CPUs, no dashboard, the smallest object store."""
+def local_ray(tmp_path_factory):
+    """One small Ray for the module, started as ``--cluster local`` starts it (on 127.0.0.1
+    only): two CPUs, no dashboard, the smallest object store."""
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             object_store_memory=80 * 2**20, logging_level=logging.ERROR, log_to_driver=False)
+    start_local(ray, str(tmp_path_factory.mktemp("ray-start")), num_cpus=2, object_store_mb=80)
     # the fake engines live in the tests, which the workers cannot import
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     ray.cloudpickle.register_pickle_by_value(coin_players)
@@ -228,6 +228,7 @@ def test_cli_match_on_the_cluster(tmp_path, capsys):
 
 
 def test_cluster_addresses_and_a_missing_extra(monkeypatch, capsys):
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # a remote ray:// needs it (test_cluster_connect)
     for good in ("auto", "local", "ray://head.lan:10001"):
         assert check_address(good) == good
     with pytest.raises(ClusterError, match="auto, local or ray://HOST:PORT"):
@@ -269,6 +270,25 @@ def test_slots_per_machine(per_node, cores, slots):
                    for pair in finished)
     assert sorted(results) == list(range(9))
     assert len(set(results.values())) == len(farm.workers) == slots
+
+
+class _BrokenSlot(_PidSlot):
+    """A slot whose worker cannot start it, saying why at length (as an import error does)."""
+
+    def __init__(self):
+        raise ImportError("cannot start here: " + "the reason in full, " * 20 + "the end")
+
+
+def test_a_worker_that_cannot_start_says_why_in_full():
+    warnings: list[str] = []
+    farm = Farm(ray, _BrokenSlot, (), per_node=2, warn=warnings.append)
+    with pytest.raises(ClusterError) as error:
+        list(farm.results(range(3), key=lambda item: item))
+    message = str(error.value)
+    said = "ImportError: cannot start here: " + "the reason in full, " * 20 + "the end"
+    assert message.startswith("no worker of the cluster can play: a worker on ")
+    assert said in message and "raised in" in message and "no CPUs" not in message
+    assert len(warnings) == 1 and said in warnings[0]  # once a machine, not once a slot
 
 
 def test_a_unit_that_ends_every_worker_is_an_error():

@@ -2,8 +2,8 @@
 ``ray start`` runs on this machine (a head and a worker node, one CPU each, on 127.0.0.1), as
 a user runs one on a LAN. Its games equal those of the same match on one machine.
 
-Ray 2.59 and later start clusters with token authentication: every node and the client get
-the same token through RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (docs: the README's Cluster
+The cluster uses token authentication (Ray 2.52 and later): every node and the client get the
+same token through RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (docs: the README's Cluster
 section). The nodes are started with ``--block`` in their own process groups, so that the test
 stops exactly them (``ray stop`` would stop every Ray on the machine).
 """

@@ -1,14 +1,18 @@
 """Connecting to ``--cluster ray://HOST:PORT``: a head that could not start its client server
 for us is asked again (a transient failure seen on busy heads); every other failure ends the
-command at once with one line. Ray itself is replaced by a recorder, so these run without it.
+command at once with one line; an address on another machine is refused without token
+authentication unless DAMKA_RAY_INSECURE=1 says so. Ray itself is replaced by a recorder, so
+these run without it.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from protocol.cli import main as cli_main
 from protocol.cluster import connect
-from protocol.cluster.connect import CLIENT_SERVER_ATTEMPTS, ClusterError, connected
+from protocol.cluster.connect import (CLIENT_SERVER_ATTEMPTS, INSECURE_ENV, ClusterError,
+                                      check_address, connected)
 
 ADDRESS = "ray://10.0.0.5:10001"
 SERVER_FAILED = ("Initialization failure from server:\nTraceback ...\nRuntimeError: Starting Ray "
@@ -37,6 +41,13 @@ class FakeRay:
 @pytest.fixture
 def no_wait(monkeypatch):
     monkeypatch.setattr(connect.time, "sleep", lambda seconds: None)
+
+
+@pytest.fixture(autouse=True)
+def token(monkeypatch):
+    """This process authenticates with a token unless a test says otherwise."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.delenv(INSECURE_ENV, raising=False)
 
 
 def use(monkeypatch, fake: FakeRay) -> FakeRay:
@@ -72,3 +83,29 @@ def test_other_failures_are_not_tried_again(monkeypatch, no_wait, capsys):
             pass
     assert fake.calls == [f"init {ADDRESS}"]
     assert capsys.readouterr().err == ""
+
+
+def test_a_remote_cluster_without_token_authentication_is_refused(monkeypatch, capsys):
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    fake = use(monkeypatch, FakeRay())
+    with pytest.raises(ClusterError) as error:
+        with connected(ADDRESS):
+            pytest.fail("connected without token authentication")
+    assert fake.calls == []
+    message = str(error.value)
+    assert "\n" not in message and "without token authentication" in message
+    assert "RAY_AUTH_MODE=token" in message and f"{INSECURE_ENV}=1" in message
+    assert cli_main(["match", "--engine", "damka", "--engine", "damka", "--depth", "1",
+                     "--cluster", ADDRESS]) == 2
+    err = capsys.readouterr().err
+    assert "without token authentication" in err and "Traceback" not in err
+
+
+def test_loopback_addresses_and_the_opt_in_need_no_token(monkeypatch):
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    for address in ("ray://127.0.0.1:10001", "ray://localhost:10001", "auto", "local"):
+        assert check_address(address) == address
+    with pytest.raises(ClusterError, match="without token authentication"):
+        check_address("ray://head.lan:10001")
+    monkeypatch.setenv(INSECURE_ENV, "1")
+    assert check_address("ray://head.lan:10001") == "ray://head.lan:10001"

@@ -18,15 +18,16 @@ Machines that join the cluster while it runs get slots too.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Hashable, Iterator, Sequence, TypeVar
 
-from .connect import ClusterError
+from .connect import COORDINATOR_DIR_ENV, ClusterError
 
-__all__ = ["Farm", "WorkerInfo", "worker_info", "full_priority"]
+__all__ = ["Farm", "WorkerInfo", "worker_info", "full_priority", "prepare_worker"]
 
 T = TypeVar("T")
 
@@ -62,6 +63,20 @@ def full_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, 0, 0)
     except (OSError, AttributeError):  # not permitted: the workers were started so
         pass
+
+
+def prepare_worker() -> None:
+    """What a slot does first on its worker: full priority, and on a local Ray the
+    coordinator's working directory (Ray started the worker in an empty one, so that it
+    imported the installed damka), where relative engine and weights paths mean what they
+    mean on one machine. The imports are done by now and do not look in the new directory."""
+    full_priority()
+    directory = os.environ.get(COORDINATOR_DIR_ENV)
+    if directory:
+        try:
+            os.chdir(directory)
+        except OSError:  # gone since: the paths are the user's to fix, as on one machine
+            pass
 
 
 def worker_info(problems: Sequence[str] = ()) -> WorkerInfo:
@@ -109,7 +124,7 @@ class Farm:
         self.version = __version__
         self.replayed = 0  #: units played again after their actor was lost
         self.workers: list[WorkerInfo] = []  #: the slots that passed their check
-        self._nodes: set[str] = set()
+        self._nodes: dict[str, str] = {}  #: node id -> host name, of the nodes with slots
         self._checks: dict[Any, _Slot] = {}
         self._inflight: dict[Any, _Slot] = {}
         self._idle: list[_Slot] = []
@@ -122,9 +137,12 @@ class Farm:
 
     # -- slots -------------------------------------------------------------------------------
 
-    def _alive_nodes(self) -> dict[str, float]:
-        """Live nodes with CPUs: node id -> CPUs (a head started with --num-cpus=0 plays not)."""
-        return {node["NodeID"]: node.get("Resources", {}).get("CPU", 0.0)
+    def _alive_nodes(self) -> dict[str, tuple[float, str]]:
+        """Live nodes with CPUs: node id -> (CPUs, host name); a head started with
+        --num-cpus=0 plays not."""
+        return {node["NodeID"]: (node.get("Resources", {}).get("CPU", 0.0),
+                                 node.get("NodeManagerHostname") or node.get("NodeManagerAddress")
+                                 or node["NodeID"][:12])
                 for node in self.ray.nodes()
                 if node.get("Alive") and node.get("Resources", {}).get("CPU", 0.0) > 0}
 
@@ -142,10 +160,10 @@ class Farm:
         self._checks[actor.check.remote()] = slot
 
     def _add_nodes(self) -> None:
-        for node, cpus in self._alive_nodes().items():
+        for node, (cpus, host) in self._alive_nodes().items():
             if node in self._nodes:
                 continue
-            self._nodes.add(node)
+            self._nodes[node] = host
             for _ in range(self._slots(cpus)):
                 self._start_slot(node, cpus)
 
@@ -157,7 +175,7 @@ class Farm:
         """A new actor where ``slot``'s died, if its machine is still there."""
         alive = self._alive_nodes()
         if slot.node in alive:
-            self._start_slot(slot.node, alive[slot.node])
+            self._start_slot(slot.node, alive[slot.node][0])
 
     def _checked(self, slot: _Slot, info: WorkerInfo) -> None:
         problems = list(info.problems)
@@ -165,17 +183,30 @@ class Farm:
             problems.append(f"it runs damka {info.version}, the coordinator {self.version}")
         if problems:
             for problem in problems:
-                if (info.host, problem) in self._warned:  # once a machine, not once a slot
-                    continue
-                self._warned.add((info.host, problem))
-                text = f"worker {info}: {problem}"
-                self._problems.append(text)
-                self.warn(f"{text}; its slots get no games")
+                self._problem(info.host, f"worker {info}: ", problem)
             self.ray.kill(slot.actor)
             return
         slot.info = info
         self.workers.append(info)
         self._idle.append(slot)
+
+    def _not_started(self, slot: _Slot, exc: Exception) -> None:
+        """A slot whose worker died before its check answered (its class or module failed
+        to import there, its __init__ raised, its process died): a problem of its machine,
+        said whole, so that a cluster where no slot starts says why. No replacement: it would
+        fail the same way."""
+        host = self._nodes.get(slot.node, "a machine")
+        self._problem(host, f"a worker on {host} could not start: ", _what_it_said(exc))
+
+    def _problem(self, host: str, who: str, problem: str) -> None:
+        """``problem`` of a worker on ``host`` for the warnings and the final error, once a
+        machine, not once a slot."""
+        if (host, problem) in self._warned:
+            return
+        self._warned.add((host, problem))
+        text = who + problem
+        self._problems.append(text)
+        self.warn(f"{text}; its slots get no games")
 
     # -- running -----------------------------------------------------------------------------
 
@@ -204,7 +235,9 @@ class Farm:
                     slot.item = queue.pending.popleft()
                     self._inflight[slot.actor.play.remote(slot.item)] = slot
                 if not self._inflight and not self._checks:
-                    reasons = "; ".join(self._problems) or "the cluster has no CPUs"
+                    reasons = "; ".join(self._problems) or (
+                        "every worker was lost" if self._alive_nodes() else
+                        "the cluster has no CPUs")
                     raise ClusterError(f"no worker of the cluster can play: {reasons}")
                 refs = list(self._inflight) + list(self._checks)
                 # a wait looks at every unit in flight (about 1.4 ms for 3,200): on a big
@@ -220,7 +253,7 @@ class Farm:
                         try:
                             info = self.ray.get(ref)
                         except lost_errors as exc:
-                            self.warn(f"a worker was lost while it started: {_reason(exc)}")
+                            self._not_started(slot, exc)
                             continue
                         self._checked(slot, info)
                         continue
@@ -273,3 +306,23 @@ class Farm:
 def _reason(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:200] + ("..." if len(text) > 200 else "") if text else type(exc).__name__
+
+
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_FRAME = re.compile(r'\s*File "([^"]*)", line (\d+)')
+
+
+def _what_it_said(exc: BaseException) -> str:
+    """What a worker that died at start-up said, on one line and whole: the last exception of
+    the traceback Ray hands back, and where it was raised (a path in a source checkout says
+    which damka the worker imported); Ray's headers and the chain before it are left out."""
+    lines = _COLOUR.sub("", str(exc)).splitlines()
+    frames = [i for i, line in enumerate(lines) if _FRAME.match(line)]
+    if not frames:
+        return " ".join(" ".join(lines).split()) or type(exc).__name__
+    where = _FRAME.match(lines[frames[-1]])
+    said = lines[frames[-1] + 1:]
+    while said and said[0][:1].isspace():  # the frame's source line and its carets
+        said.pop(0)
+    text = " ".join(" ".join(said).split()) or type(exc).__name__
+    return f"{text} (raised in {where[1]}, line {where[2]})"

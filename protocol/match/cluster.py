@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.pdn import write_game
 from engine.variants import get_variant
-from protocol.cluster.farm import Farm, WorkerInfo, full_priority, worker_info
+from protocol.cluster.farm import Farm, WorkerInfo, prepare_worker, worker_info
 from protocol.match.games import (EnginePool, GameRecord, MatchConfig, NotPlayed, Scheduled,
                                   play_scheduled)
 
@@ -34,7 +34,7 @@ class MatchSlot:
         self.variant = get_variant(config.variant)
         self.pools = [EnginePool(spec, self.variant, 1) for spec in config.engines]
         self.stop = threading.Event()
-        full_priority()
+        prepare_worker()
 
     def check(self) -> WorkerInfo:
         """Start every engine here once: those that cannot start are this worker's problems."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Iterator, Sequence
 
-from protocol.cluster.farm import Farm, WorkerInfo, full_priority, worker_info
+from protocol.cluster.farm import Farm, WorkerInfo, prepare_worker, worker_info
 
 from .data import GameRecord
 from .games import SelfPlaySettings, make_engine, play_game
@@ -26,7 +26,7 @@ class SelfPlaySlot:
         self.settings = settings
         self.openings = openings
         self.engine = None
-        full_priority()
+        prepare_worker()
 
     def check(self) -> WorkerInfo:
         """Make the engine here (its weights file must exist on this machine too)."""
