@@ -21,7 +21,6 @@ from typing import IO, Iterator, Union
 from .board import Board
 from .errors import DamkaError
 from .game import Comment, Game, Line, LineMove, Notes, Termination, parse_result
-from .printable import printable
 from .variants import UnknownVariantError, Variant, get_variant
 
 __all__ = ["PdnError", "read_games", "read_game", "write_game", "append_game",
@@ -379,9 +378,7 @@ def _read_result(game: Game, raw: _RawGame) -> None:
 
 
 def _escape(value: str) -> str:
-    """A tag value as PDN quotes it, with nothing in it that acts when the file is shown (an
-    engine's or a peer's name may hold a terminal's escape sequence or a line break)."""
-    return printable(value).replace("\\", "\\\\").replace('"', '\\"')
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _tag_lines(game: Game) -> list[str]:
@@ -410,7 +407,7 @@ def _tag_lines(game: Game) -> list[str]:
 
 
 def _comment(text: str) -> str:
-    return "{" + printable(text, lines=True).replace("}", ")") + "}"
+    return "{" + text.replace("}", ")") + "}"
 
 
 def _nag_tokens(move_text: str, nags: list[str]) -> list[str]:

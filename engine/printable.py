@@ -18,13 +18,10 @@ __all__ = ["printable"]
 _UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
-def printable(text: str, lines: bool = False) -> str:
-    """``text`` with nothing that acts when printed (see the module's rules); with ``lines``
-    its newlines are kept (a PDN comment may span lines)."""
+def printable(text: str) -> str:
+    """``text`` with nothing that acts when printed (see the module's rules)."""
     if text.isprintable():
         return text
-    if lines:
-        return "\n".join(printable(line) for line in text.split("\n"))
     text = " ".join(text.splitlines())
     return "".join(c.encode("unicode_escape").decode("ascii")
                    if unicodedata.category(c) in _UNPRINTABLE else c for c in text)

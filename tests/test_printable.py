@@ -43,21 +43,3 @@ def test_a_hub_engines_name_is_made_printable(tmp_path):
     finally:
         client.quit()
 
-
-def test_pdn_tags_and_comments_are_written_printable():
-    from engine.game import Game
-    from engine.pdn import read_games, write_game
-
-    game = Game("international", tags={"White": "evil\x1b[2J\nname", "Black": 'q"uote\\'})
-    game.push("32-28")
-    game.add_comment("chat: \x1b]0;owned\x07}")
-    text = write_game(game)
-    assert not any(c in text for c in "\x1b\x07")
-    [back] = read_games(text)
-    assert back.tags["White"] == "evil\\x1b[2J name" and back.tags["Black"] == 'q"uote\\'
-    assert back.moves == game.moves
-
-
-def test_lines_kept_where_asked():
-    assert printable("one\ntwo\x1b", lines=True) == "one\ntwo\\x1b"
-    assert printable("a\r\nb", lines=True) == "a\nb"
