@@ -94,6 +94,51 @@ from libc.math cimport log
 
 cdef double LMR_DIVISOR = 2.0
 
+# The search's rules that bench/ switches off one at a time to measure what each gives
+# (bench/search_variant.py; docs/search.md lists what was tried and what it gave). All on is
+# the search the engine plays with; no front end changes them.
+cdef enum:
+    F_ROOT_SCOUT = 1       # the root's null-window scouts are non-PV nodes
+    F_TT_KEEP_MOVE = 2     # a node that fails low keeps the hash move it had
+    F_HISTORY_MALUS = 4    # quiet moves tried before the cut-off move lose history
+    F_TT_PV_CUT = 8        # exact hash cut-offs at PV nodes; proven bounds at any depth
+    F_QS_EGTB = 16         # databases probed at quiet quiescence leaves
+    F_EXTEND_SINGLE = 32   # one ply more at a node with a single legal move
+    F_PRUNE = 64           # a cut verified by a shallower search against a raised bound
+    F_LMR = 128            # late-move reductions without the killer and threat exemptions
+    F_QS_THREAT = 256      # quiescence: a quiet position under a capture threat is searched
+    F_ALL = 511
+
+cdef int FEATURES = F_ALL
+cdef int PRUNE_MARGIN = 10      # hundredths of a man per ply of depth
+cdef int PRUNE_DEPTH = 3        # the least depth at which a node may be pruned
+cdef int PRUNE_PERCENT = 40     # the verification's depth, percent of the node's
+cdef int LMR_MODE = 0           # 0: Scan-shaped steps; 1: the log table
+
+
+def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_depth=3,
+                         int prune_percent=40, int lmr_mode=0):
+    """Choose the search's rules for the next searches (bench/search_variant.py compares
+    them); the defaults are the engine's own."""
+    global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE
+    FEATURES = features
+    PRUNE_MARGIN = prune_margin
+    PRUNE_DEPTH = prune_depth
+    PRUNE_PERCENT = prune_percent
+    LMR_MODE = lmr_mode
+
+
+def _search_features():
+    """The rules in force, as _set_search_features takes them."""
+    return dict(features=FEATURES, prune_margin=PRUNE_MARGIN, prune_depth=PRUNE_DEPTH,
+                prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE)
+
+
+SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
+                       history_malus=F_HISTORY_MALUS, tt_pv_cut=F_TT_PV_CUT,
+                       qs_egtb=F_QS_EGTB, extend_single=F_EXTEND_SINGLE, prune=F_PRUNE,
+                       lmr=F_LMR, qs_threat=F_QS_THREAT)
+
 from _fast.movegen cimport (
     Rules, Pos, Move, MoveList, PathList, CoreRules, WHITE, BLACK, MAX_MOVES,
     generate, generate_captures, has_capture, count_quiet, make_move,
@@ -191,6 +236,8 @@ ctypedef struct SearchState:
     int done_pv_len
     Move done_pv[MAX_PLY]
     uint64_t* busy             # keys some thread of this search is searching now (NULL: one thread)
+    int man                    # a man in the evaluation's units (pruning margins follow it)
+    int verifying              # > 0 inside a pruning verification: no pruning there
     uint64_t deferred          # moves put off because another thread was searching them
 
 
@@ -278,18 +325,24 @@ cdef uint64_t key_after(const Pos* p, uint64_t key, const Move* m) noexcept nogi
 # ---------------------------------------------------------------------------------------
 # Transposition table: buckets of four 16-byte entries, depth- and age-aware replacement
 
+# Mate and database scores count plies from the root: the table holds them counted from the
+# node, so that a transposition at another ply reads them right. Static scores stay below.
+cdef enum:
+    PLY_SCORE_BOUND = 20000
+
+
 cdef inline int score_to_tt(int score, int ply) noexcept nogil:
-    if score > MATE_BOUND:
+    if score > PLY_SCORE_BOUND:
         return score + ply
-    if score < -MATE_BOUND:
+    if score < -PLY_SCORE_BOUND:
         return score - ply
     return score
 
 
 cdef inline int score_from_tt(int score, int ply) noexcept nogil:
-    if score > MATE_BOUND:
+    if score > PLY_SCORE_BOUND:
         return score - ply
-    if score < -MATE_BOUND:
+    if score < -PLY_SCORE_BOUND:
         return score + ply
     return score
 
@@ -504,8 +557,19 @@ cdef inline int poll(SearchState* s) noexcept nogil:
     return s.stop
 
 
-cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta) noexcept nogil:
-    """Resolve pending captures: a position with a capture to make is never scored statically."""
+cdef inline bint opponent_threatens(SearchState* s, const Pos* p) noexcept nogil:
+    """Whether the side not to move would have a capture if it were its turn."""
+    cdef Pos other = p[0]
+    other.side = 1 - p.side
+    return has_capture(&s.rules, &other)
+
+
+cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta,
+                 bint first) noexcept nogil:
+    """Resolve pending captures: a position with a capture to make is never scored statically.
+    At the first quiescence ply (``first``) a quiet position in which the opponent threatens
+    a capture is searched one full ply instead (the evaluation is trained on positions with
+    no capture for either side)."""
     cdef MoveList ml
     cdef Pos child
     cdef int i, score, best
@@ -518,7 +582,28 @@ cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta) noe
     if not has_capture(&s.rules, p):
         if count_quiet(&s.rules, p) == 0:
             return -MATE + ply
-        return static_eval(s, p)
+        if (FEATURES & F_QS_EGTB) and s.egtb != NULL \
+                and popcount(p.pieces[0] | p.pieces[1]) <= s.egtb_pieces:
+            score = egtb_score(s, p, ply)
+            if score != NO_TB:
+                return score
+        if not (first and (FEATURES & F_QS_THREAT) and opponent_threatens(s, p)):
+            return static_eval(s, p)
+        # a threat: every move, each answered by the captures it leaves
+        generate(&s.rules, p, &ml, NULL)
+        best = -INF
+        for i in range(ml.count):
+            make_move(p, &ml.moves[i], &child)
+            score = -quiesce(s, &child, ply + 1, -beta, -alpha, 0)
+            if s.stop:
+                return 0
+            if score > best:
+                best = score
+                if score > alpha:
+                    alpha = score
+                    if score >= beta:
+                        break
+        return best
     best = -INF
     if not s.rules.forced:
         # the house rule: the side to move may decline to capture
@@ -530,7 +615,7 @@ cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta) noe
     generate_captures(&s.rules, p, &ml, NULL)
     for i in range(ml.count):
         make_move(p, &ml.moves[i], &child)
-        score = -quiesce(s, &child, ply + 1, -beta, -alpha)
+        score = -quiesce(s, &child, ply + 1, -beta, -alpha, 0)
         if s.stop:
             return 0
         if score > best:
@@ -626,16 +711,20 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     cdef uint64_t key = s.keys[s.history_len + ply]
     cdef int i, j, score, best, best_index, tt_move, moved, reduction, new_depth, flag, tmp
     cdef int alpha0 = alpha
+    cdef int margin, raised, extension
     cdef Move* m
     cdef uint16_t q
     cdef uint16_t deferred[MAX_MOVES]
+    cdef uint16_t tried_quiet[MAX_MOVES]
+    cdef int n_quiet = 0
     cdef int n_deferred = 0, k = 0
     cdef bint coordinate = s.busy != NULL and depth >= DEFER_DEPTH
+    cdef bint opp_capture
     cdef uint64_t child_key
 
     s.pv_len[ply] = 0
     if depth <= 0:
-        return quiesce(s, p, ply, alpha, beta)
+        return quiesce(s, p, ply, alpha, beta, 1)
     if poll(s):
         return 0
     if ply > s.sel_depth:
@@ -659,11 +748,39 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     tt_move = NO_MOVE
     if tt_probe(s, key, &e):
         tt_move = e.move
-        if not pv_node and e.depth >= depth:
-            score = score_from_tt(e.score, ply)
+        score = score_from_tt(e.score, ply)
+        if e.depth >= depth and (not pv_node or ((FEATURES & F_TT_PV_CUT) and ply >= 2
+                                                 and e.flag == TT_EXACT)):
+            # (at PV nodes an exact score only, and not next to the root, whose line gives
+            # the ponder move)
             if (e.flag == TT_EXACT or (e.flag == TT_LOWER and score >= beta)
                     or (e.flag == TT_UPPER and score <= alpha)):
                 return score
+        elif FEATURES & F_TT_PV_CUT:
+            # a proven win or loss holds at any depth
+            if ((score > PLY_SCORE_BOUND and e.flag != TT_UPPER and score >= beta)
+                    or (score < -PLY_SCORE_BOUND and e.flag != TT_LOWER and score <= alpha)):
+                return score
+
+    # forward pruning: a node whose shallower search clears beta by a margin growing with the
+    # depth is taken as a cut-off (no pruning inside that verification; never near a proven
+    # score, nor when a side has kings only: wins there are manoeuvres no margin sees)
+    if ((FEATURES & F_PRUNE) and not pv_node and s.verifying == 0 and depth >= PRUNE_DEPTH
+            and -PLY_SCORE_BOUND < beta < PLY_SCORE_BOUND and ply > 0
+            and (p.pieces[0] & ~p.kings) and (p.pieces[1] & ~p.kings)):
+        margin = (depth * PRUNE_MARGIN * s.man + 50) // 100
+        raised = beta + margin
+        if raised < PLY_SCORE_BOUND:
+            s.verifying += 1
+            score = search(s, p, depth * PRUNE_PERCENT // 100, ply, raised - 1, raised, 0)
+            s.verifying -= 1
+            if s.stop:
+                return 0
+            if score >= raised:
+                return score if score > PLY_SCORE_BOUND else score - margin
+            s.pv_len[ply] = 0
+            if tt_move == NO_MOVE and tt_probe(s, key, &e):
+                tt_move = e.move
 
     generate(&s.rules, p, &ml, NULL)
     if ml.count == 0:
@@ -675,6 +792,10 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     order_moves(s, p, &ml, tt_move, ply, scores)
     if ply == 0 and s.helper > 1:
         vary_root_order(s, &ml, tt_move, scores)
+    # one legal move (mostly a forced capture): a ply more, which costs next to nothing
+    extension = 0
+    if ml.count == 1 and (FEATURES & F_EXTEND_SINGLE) and ply < MAX_PLY // 2:
+        extension = 1
 
     best = -INF
     best_index = NO_MOVE
@@ -704,18 +825,23 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         next_draw_state(s, p, m, &child, &s.draw[ply], &s.draw[ply + 1])
         if coordinate:
             busy_mark(s, child_key)
-        new_depth = depth - 1
+        new_depth = depth - 1 + extension
         if moved == 0:
             score = -search(s, &child, new_depth, ply + 1, -beta, -alpha, pv_node)
         else:
             reduction = 0
-            if (depth >= 3 and moved >= 2 and not m.captured and not m.promote
+            if FEATURES & F_LMR:
+                if depth >= 3 and not m.captured and not m.promote and i != tt_move:
+                    reduction = late_move_reduction(depth, moved, pv_node)
+            elif (depth >= 3 and moved >= 2 and not m.captured and not m.promote
                     and scores[i] < (1 << 27) and not has_capture(&s.rules, &child)):
                 reduction = LMR[depth if depth < 64 else 63][moved if moved < 64 else 63]
                 if pv_node and reduction > 0:
                     reduction -= 1
-                if reduction >= new_depth:
-                    reduction = new_depth - 1
+            if reduction >= new_depth:
+                reduction = new_depth - 1
+            if reduction < 0:
+                reduction = 0
             score = -search(s, &child, new_depth - reduction, ply + 1, -alpha - 1, -alpha, 0)
             if score > alpha and reduction > 0:
                 score = -search(s, &child, new_depth, ply + 1, -alpha - 1, -alpha, 0)
@@ -741,18 +867,48 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
                         if s.killers[ply][0] != q:
                             s.killers[ply][1] = s.killers[ply][0]
                             s.killers[ply][0] = q
-                        s.history[p.side][m.origin][m.dest] += depth * depth
-                        if s.history[p.side][m.origin][m.dest] > (1 << 19):
-                            halve_history(s)
+                        reward_history(s, p.side, m.origin, m.dest, depth * depth)
+                        if FEATURES & F_HISTORY_MALUS:
+                            for j in range(n_quiet):
+                                reward_history(s, p.side, tried_quiet[j] >> 8,
+                                               tried_quiet[j] & 0xFF, -depth * depth)
                     break
+        if not m.captured:
+            tried_quiet[n_quiet] = <uint16_t>((m.origin << 8) | m.dest)
+            n_quiet += 1
     if best >= beta:
         flag = TT_LOWER
     elif best > alpha0:
         flag = TT_EXACT
     else:
         flag = TT_UPPER
+        if FEATURES & F_TT_KEEP_MOVE:
+            best_index = NO_MOVE  # (no move was best: keep the one the table has)
     tt_store(s, key, depth, flag, best, best_index, ply)
     return best
+
+
+cdef inline int late_move_reduction(int depth, int moved, bint pv_node) noexcept nogil:
+    """Plies to take off the ``moved``-th move searched after the first (0-based count of
+    those before it) at a node of ``depth``: more for later moves, less at PV nodes."""
+    cdef int r
+    if LMR_MODE == 1:
+        r = LMR[depth if depth < 64 else 63][moved + 1 if moved < 63 else 63]
+        if pv_node and r > 0:
+            r -= 1
+        return r
+    if pv_node:
+        return 1 if moved >= 3 else 0
+    if moved >= 6:
+        return 2
+    return 1
+
+
+cdef inline void reward_history(SearchState* s, int side, int origin, int dest,
+                                int amount) noexcept nogil:
+    s.history[side][origin][dest] += amount
+    if s.history[side][origin][dest] > (1 << 19) or s.history[side][origin][dest] < -(1 << 19):
+        halve_history(s)
 
 
 cdef void halve_history(SearchState* s) noexcept nogil:
@@ -904,6 +1060,7 @@ cdef class Searcher:
         self.core = core
         self.s.rules = core.rules
         init_eval(&self.s.eval, eval_name.encode("ascii"), &core.rules)
+        self.s.man = 100
         self.s.draws.king_moves_plies = 2 * king_moves
         self.s.draws.no_progress_plies = 2 * no_progress
         self.s.draws.endgame_three_plies = 2 * endgame_three
@@ -923,6 +1080,10 @@ cdef class Searcher:
                 raise ValueError("the learned evaluation is for another board size")
             self.s.learned = &learned.e
         self.learned_core = learned
+
+    def set_man_worth(self, int units):
+        """A man in the evaluation's units: the pruning margins are set in fractions of it."""
+        self.s.man = units if units > 0 else 100
 
     def set_egtb(self, Solver solver=None, int pieces=0):
         """Probe the tables registered on ``solver`` at interior nodes with at most
@@ -1032,6 +1193,7 @@ cdef class Searcher:
         self.learned_core = main.learned_core
         s.egtb = m.egtb
         s.egtb_pieces = m.egtb_pieces
+        s.man = m.man
         self.egtb_solver = main.egtb_solver
         s.draws = m.draws
         memcpy(s.keys, m.keys, (m.history_len + 1) * sizeof(uint64_t))
@@ -1081,6 +1243,7 @@ cdef class Searcher:
         self.s.depth_limit = HELPER_MAX_DEPTH
         self.s.busy = NULL  # (one thread, until follow() gives it helpers)
         self.s.deferred = 0
+        self.s.verifying = 0
         self.s.nodes = 0
         self.s.stop = 0
         self.s.sel_depth = 0
@@ -1182,9 +1345,11 @@ cdef class Searcher:
         """The monotonic clock the deadlines use, in seconds."""
         return damka_now()
 
-    def search_move(self, int index, int depth, int alpha, int beta):
+    def search_move(self, int index, int depth, int alpha, int beta, bint pv=True):
         """Score of root move ``index`` searched to ``depth`` plies (the move included) in
-        the window (alpha, beta), from the root side's point of view. 0 if stopped."""
+        the window (alpha, beta), from the root side's point of view. 0 if stopped.
+        ``pv`` False: a scout (a null window, to be searched again if it beats alpha), whose
+        line is searched as a non-PV node."""
         cdef Pos child
         cdef Move* m
         cdef int score
@@ -1202,7 +1367,8 @@ cdef class Searcher:
         with nogil:
             if coordinate:
                 busy_mark(self.s, child_key)
-            score = -search(self.s, &child, depth - 1, 1, -beta, -alpha, 1)
+            score = -search(self.s, &child, depth - 1, 1, -beta, -alpha,
+                            1 if pv or not (FEATURES & F_ROOT_SCOUT) else 0)
             if coordinate:
                 busy_clear(self.s, child_key)
         self.s.pv[0][0] = m[0]
@@ -1245,7 +1411,7 @@ cdef class Searcher:
         self.start()
         cdef int score
         with nogil:
-            score = quiesce(self.s, &self.root, 0, -INF, INF)
+            score = quiesce(self.s, &self.root, 0, -INF, INF, 0)
         return score
 
 

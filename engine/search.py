@@ -250,6 +250,8 @@ class Engine:
         self._searcher_args = (rules, self.variant.name, 0, *counts)
         self._learned = learned  #: the evaluation the search uses (None: the classic one)
         self.egtb: Tablebase | None = open_databases(self.variant, egtb)
+        #: a man in the evaluation's units: the levels' margins are set in hundredths of a man
+        self._man = man_worth(self.variant, weights) if learned is not None else 100.0
         self._searcher = self._new_searcher(hash_mb)
         #: the thread bringing the table's pages into memory (see prefault)
         self._touching: threading.Thread | None = None
@@ -259,8 +261,6 @@ class Engine:
         #: machine may not run them for a while); joined before anything touches their state
         self._helper_threads: list[threading.Thread] = []
         self._set_helpers(threads - 1)
-        #: a man in the evaluation's units: the levels' margins are set in hundredths of a man
-        self._man = man_worth(self.variant, weights) if learned is not None else 100.0
         self.level: Level = get_level(level)
         self.seed = seed
         self.time_settings = time_settings or TimeSettings()
@@ -308,6 +308,7 @@ class Engine:
         rules, name, _, *counts = self._searcher_args
         searcher = Searcher(rules, name, hash_mb, *counts)
         searcher.set_evaluation(self._learned)
+        searcher.set_man_worth(round(self._man))
         if self.egtb is not None:
             searcher.set_egtb(self.egtb.memory_solver(), self.egtb.max_pieces)
         return searcher
@@ -787,7 +788,7 @@ class _RootSearch:
             else:
                 if self.engine._stop_requested:
                     s.stop()
-                score = s.search_move(i, depth, a, a + 1)
+                score = s.search_move(i, depth, a, a + 1, False)
                 if not s.stopped and a < score < beta:
                     score = s.search_move(i, depth, a, beta)
             if s.stopped:

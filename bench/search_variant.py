@@ -1,0 +1,51 @@
+"""A damka engine with some of the search's rules switched off, for measuring what each rule
+gives (docs/search.md).
+
+    python bench/search_variant.py --off prune,lmr hub      # the Hub engine without them
+    python bench/search_variant.py --list
+
+Used as a match engine: ``--engine "cmd='python bench/search_variant.py --off prune hub'"``.
+Everything after the options is a ``damka`` command line. The rules are the core's
+(``_fast.search.SEARCH_FEATURES``); all on is the engine's own search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    from engine import _core
+
+    search = _core.compiled("search")
+    names = search.SEARCH_FEATURES
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--off", default="", help="rules to switch off, comma-separated")
+    parser.add_argument("--prune-margin", type=int, help="hundredths of a man per ply")
+    parser.add_argument("--prune-depth", type=int, help="the least depth pruned")
+    parser.add_argument("--prune-percent", type=int, help="verification depth, percent")
+    parser.add_argument("--lmr-mode", type=int, help="0: Scan-shaped steps, 1: the log table")
+    parser.add_argument("--list", action="store_true", help="list the rules and exit")
+    parser.add_argument("damka", nargs=argparse.REMAINDER, help="the damka command line")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name in names:
+            print(name)
+        return 0
+    settings = search._search_features()
+    for name in filter(None, args.off.split(",")):
+        if name not in names:
+            parser.error(f"no rule {name!r}; the rules: {', '.join(names)}")
+        settings["features"] &= ~names[name]
+    for key in ("prune_margin", "prune_depth", "prune_percent", "lmr_mode"):
+        if getattr(args, key) is not None:
+            settings[key] = getattr(args, key)
+    search._set_search_features(**settings)
+    from protocol.cli import main as damka
+
+    return damka(args.damka)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
