@@ -1406,12 +1406,13 @@ cdef class Searcher:
         """Static evaluation of the root position, side to move's point of view."""
         return static_eval(self.s, &self.root)
 
-    def quiesce(self):
-        """Quiescence score of the root position (captures resolved)."""
+    def quiesce(self, bint threats=False):
+        """Quiescence score of the root position (captures resolved); with ``threats`` as at
+        the search's horizon, where a quiet position under a capture threat is searched a ply."""
         self.start()
         cdef int score
         with nogil:
-            score = quiesce(self.s, &self.root, 0, -INF, INF, 0)
+            score = quiesce(self.s, &self.root, 0, -INF, INF, threats)
         return score
 
 

@@ -48,6 +48,9 @@ class TimeSettings:
     #: the planned time is stretched or shrunk by at most these factors
     min_scale: float = 0.4
     max_scale: float = 2.5
+    #: the time for a move is this many times the clock's even share (the reserve and the
+    #: shrinking estimate of the moves left keep the clock from running out)
+    allocation_factor: float = 1.2
 
     def overhead(self, time_for_move: float) -> float:
         """The overhead to keep back from ``time_for_move`` seconds."""
@@ -57,9 +60,11 @@ class TimeSettings:
 
 
 def estimate_moves_left(pieces: int, start_pieces: int) -> int:
-    """Moves still to play when no time control says so: fewer as the board empties."""
+    """Moves still to play when no time control says so: fewer as the board empties (30 at
+    the start down to 10, as Scan estimates them; a game rarely lasts longer, and time kept
+    for moves that are never played is lost)."""
     share = min(1.0, pieces / start_pieces) if start_pieces else 1.0
-    return 16 + round(24 * share)
+    return 10 + round(20 * share)
 
 
 class TimeManager:
@@ -106,12 +111,15 @@ class TimeManager:
         time_left = max(0.0, time_left)
         increment = max(0.0, increment)
         reserve = min(time_left * s.reserve_fraction, s.reserve_max)
-        mtg = max(1, min(moves_to_go if moves_to_go else estimate, 60))
+        # moves to go (a DXP GAMEREQ gives the game's length, Scan asks 75) are a cap: the
+        # game usually ends before them, so the estimate decides while it is the smaller
+        mtg = max(1, min(moves_to_go, estimate) if moves_to_go else estimate)
         overhead = s.overhead(time_left / mtg + increment)
         usable = max(0.0, time_left - overhead - reserve)
         # every move also costs the overhead outside the search: only the rest of the
         # increment can be planned for, or a long game drains the clock move by move
-        planned = usable / mtg + 0.9 * max(0.0, increment - overhead)
+        share = usable / mtg if mtg == 1 else min(usable / mtg * s.allocation_factor, usable / 2)
+        planned = share + 0.9 * max(0.0, increment - overhead)
         if mtg == 1:
             hard = usable
         else:

@@ -49,7 +49,20 @@ def test_clock_is_divided_over_the_moves_to_go():
     with_increment = TimeManager(time_left=60.0, increment=2.0)
     assert with_increment.soft > sudden_death.soft
     # fewer pieces, fewer moves to come
-    assert estimate_moves_left(40, 40) > estimate_moves_left(10, 40) >= 16
+    assert estimate_moves_left(40, 40) > estimate_moves_left(10, 40) >= 10
+    # a number of moves beyond the estimate (a DXP GAMEREQ's 75) plans as the estimate does:
+    # the game ends before it
+    assert TimeManager(time_left=60.0, moves_to_go=75).soft == pytest.approx(sudden_death.soft)
+    assert TimeManager(time_left=60.0, moves_to_go=75, moves_left_estimate=20).soft \
+        > sudden_death.soft
+
+
+def test_sudden_death_plans_about_a_twenty_fifth_of_the_clock():
+    """At the first move of a 60 s game the planned time is the clock over 30 moves, times
+    1.2 (Scan's allocation): about 2.3 s, with a hard stop four times as far."""
+    tm = TimeManager(time_left=60.0, moves_left_estimate=estimate_moves_left(40, 40))
+    assert 2.0 < tm.planned < 2.5
+    assert tm.hard == pytest.approx(4 * tm.planned)
 
 
 def test_more_time_when_the_best_move_changes_or_the_score_drops():

@@ -1,0 +1,134 @@
+"""The search's pruning, reductions, extensions and quiescence rules (issue 31, docs/search.md):
+none of them loses or lengthens a forced result, and the horizon's threat search is exactly a
+ply of every move followed by the captures.
+
+Each rule can be switched off in the core for measurement (bench/search_variant.py); the
+tests compare the engine's own search with the one that has none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+
+import pytest
+
+from engine import Board, _core, reference
+from engine.position import Position
+from engine.search import MATE_THRESHOLD, Engine, Limits, Searcher, _search
+from engine.variants import get_variant
+
+from random_positions import random_games
+
+RULES = _search.SEARCH_FEATURES
+
+
+@contextlib.contextmanager
+def rules_off(*names: str):
+    """The core's search with the named rules switched off (all of them: ``"all"``)."""
+    saved = _search._search_features()
+    settings = dict(saved)
+    for name in names:
+        settings["features"] &= 0 if name == "all" else ~RULES[name]
+    _search._set_search_features(**settings)
+    try:
+        yield
+    finally:
+        _search._set_search_features(**saved)
+
+
+# (rule set, FEN, depth): forced wins of the other search tests (test_search.py, the README)
+FORCED_WINS = [
+    ("international", "W:WK46,14:BK5", 6),
+    ("international", "W:W33,K46:B3,18,28", 6),
+    ("english", "W:WK21,K26,K31:BK8", 10),
+    ("russian", "W:WKa1,Kc1,Ke1:BKh8", 10),
+    ("brazilian", "W:WKa1,Kc1,Ke1:BKh8", 10),
+    ("spanish", "W:WK1-3:BK32", 10),
+    ("italian", "W:WK24,K27,K30:BK5", 10),
+    ("czech", "W:WKa1,Kc1,Ke1:BKh8", 10),
+]
+
+
+def _first_mate(variant: str, fen: str, depth: int) -> tuple[int, int | None]:
+    """The least depth (up to ``depth``) at which the search proves a win, and its moves."""
+    for d in range(1, depth + 1):
+        result = Engine(variant, hash_mb=4).search(Board(variant, fen), Limits(depth=d))
+        if result.score > MATE_THRESHOLD:
+            return d, result.mate
+    return depth + 1, None
+
+
+@pytest.mark.parametrize("variant, fen, depth", FORCED_WINS,
+                         ids=[f"{v}-{f}" for v, f, _ in FORCED_WINS])
+def test_forced_wins_found_as_soon_and_as_short_with_every_rule(variant, fen, depth):
+    with rules_off("all"):
+        plain_depth, plain_mate = _first_mate(variant, fen, depth)
+    assert plain_mate is not None, "the search without the rules proves the win"
+    # found within the depth the other tests search (a reduced line may need a ply or two
+    # more of nominal depth than the plain search: English 10 against 8, Italian 10 against 9)
+    found_depth, mate = _first_mate(variant, fen, depth)
+    assert found_depth <= depth
+    assert mate == plain_mate  # the same number of moves: no rule lengthens a proven win
+    for name in RULES:  # and with each rule alone missing (no pair of rules hides a loss)
+        with rules_off(name):
+            d, m = _first_mate(variant, fen, depth)
+        assert d <= depth and m == plain_mate, name
+
+
+def _under_threat(variant, rng: random.Random, count: int) -> list[Position]:
+    """Quiet positions (no capture for the side to move) in which the opponent, were it its
+    turn, would have one."""
+    out = []
+    for p in random_games(variant, rng, count * 100):
+        if _core.generate(variant, p) and not any(m[2] for m in _core.generate(variant, p)):
+            other = Position(p.white, p.black, p.kings, not p.white_to_move)
+            if any(m[2] for m in _core.generate(variant, other)):
+                out.append(p)
+                if len(out) == count:
+                    break
+    return out
+
+
+@pytest.mark.parametrize("name", ["international", "russian", "english"])
+def test_threat_quiescence_is_a_ply_of_every_move_then_the_captures(name):
+    """At the horizon a quiet position under a capture threat scores the best of its moves,
+    each followed by the captures (the reference generator's moves, each scored by the plain
+    capture quiescence); a position under no threat scores its static evaluation."""
+    variant = get_variant(name)
+    engine = Engine(variant, hash_mb=1)
+    searcher: Searcher = engine._searcher
+    rng = random.Random(31)
+    threatened = _under_threat(variant, rng, 25)
+    assert len(threatened) == 25
+    for p in threatened:
+        best = None
+        for move in reference.legal_moves(variant, p):
+            child = reference.play(variant, p, move)
+            searcher.set_position(child.white, child.black, child.kings, child.white_to_move)
+            score = -searcher.quiesce()
+            if abs(score) > MATE_THRESHOLD:  # a win or loss seen a ply further from the root
+                score -= 1 if score > 0 else -1
+            best = score if best is None else max(best, score)
+        searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
+        assert searcher.quiesce(threats=True) == best
+    calm = [p for p in random_games(variant, rng, 400)
+            if not any(m[2] for m in _core.generate(variant, p))
+            and not any(m[2] for m in _core.generate(
+                variant, Position(p.white, p.black, p.kings, not p.white_to_move)))
+            and _core.generate(variant, p)][:25]
+    assert calm
+    for p in calm:
+        searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
+        assert searcher.quiesce(threats=True) == searcher.evaluate()
+
+
+def test_the_engine_searches_with_every_rule():
+    """The rules are on unless a bench switches them off, and the switch reaches the search:
+    without them the same search takes another number of nodes."""
+    assert _search._search_features()["features"] == sum(RULES.values())
+    board = Board("international")
+    ours = Engine("international", hash_mb=8).search(board, Limits(depth=9)).nodes
+    with rules_off("all"):
+        plain = Engine("international", hash_mb=8).search(board, Limits(depth=9)).nodes
+    assert ours != plain
