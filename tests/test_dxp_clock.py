@@ -36,7 +36,7 @@ from protocol.dxp.codec import (
     Reassembler,
     encode,
 )
-from protocol.dxp.player import DxpPlayer, dxp_minutes
+from protocol.match.dxp_player import DxpPlayer, dxp_minutes
 from protocol.dxp.server import (
     FLAG_GRACE,
     FLAG_GRACE_PER_MOVE,

@@ -65,7 +65,7 @@ class EngineSpec:
             return DamkaPlayer(self, variant)
         if self.kind == "hub":
             return HubPlayer(self, variant)
-        from protocol.dxp.player import DxpPlayer
+        from protocol.match.dxp_player import DxpPlayer
 
         return DxpPlayer(self, variant)
 
