@@ -37,13 +37,13 @@ from protocol.dxp.codec import (
     encode,
 )
 from protocol.match.dxp_player import DxpPlayer, dxp_minutes
-from protocol.dxp.server import (
+from protocol.dxp.records import pdn_game
+from protocol.dxp.session import (
     FLAG_GRACE,
     FLAG_GRACE_PER_MOVE,
     DxpSession,
     DxpSettings,
     MatchSettings,
-    pdn_game,
 )
 from protocol.match.engines import parse_engine
 from protocol.match.openings import start_opening
