@@ -26,14 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import BACKEND  # noqa: E402
 from engine.search import Engine  # noqa: E402
-from protocol.dxp.server import (  # noqa: E402
-    DxpServer,
-    DxpSession,
-    DxpSettings,
-    MatchSettings,
-    connect,
-    run_connection,
-)
+from protocol.dxp.listener import DxpServer, connect, run_connection  # noqa: E402
+from protocol.dxp.session import DxpSession, DxpSettings, MatchSettings  # noqa: E402
 
 
 def follower(server: DxpServer, move_time: float, hash_mb: int, report) -> None:

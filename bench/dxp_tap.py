@@ -35,7 +35,7 @@ from protocol.dxp.codec import (
     Reassembler,
     decode,
 )
-from protocol.dxp.server import VARIANT, draw_by_rules, find_move, position_from_dxp
+from protocol.dxp.convert import VARIANT, draw_by_rules, find_move, position_from_dxp
 
 __all__ = ["DxpTap", "TapFault", "TapGame"]
 

@@ -9,7 +9,7 @@ Three phases, at a fixed time per move, ``--concurrency`` games at once, with th
 1. **Hub**: the match runner (protocol/match) plays ``damka hub`` against ``damka hub``;
    each side has up to ``--concurrency`` processes, reused from game to game.
 2. **DXP, damka following**: one ``damka dxp`` process listens (``--max-sessions``
-   ``--concurrency``); the runner connects to it as initiator (protocol/dxp/player.py) and
+   ``--concurrency``); the runner connects to it as initiator (protocol/match/dxp_player.py) and
    plays it against ``damka hub``.
 3. **DXP, damka initiating**: ``--concurrency`` ``damka dxp --initiator`` processes connect to
    the same follower through a referee in the middle (bench/dxp_tap.py) that checks every

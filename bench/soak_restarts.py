@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from engine.game import Game, Termination
-from protocol.dxp.player import DxpPlayer
+from protocol.match.dxp_player import DxpPlayer
 from protocol.match.engines import parse_engine
 from protocol.match.openings import read_openings
 from protocol.match.runner import Match, MatchConfig, MatchState

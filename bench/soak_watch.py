@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from engine.game import Game
 from engine.variants import Variant
-from protocol.dxp.player import DxpPlayer
+from protocol.match.dxp_player import DxpPlayer
 from protocol.match.engines import HubPlayer
 from protocol.match.players import EngineCrash, EngineTimeout, Player
 from protocol.match.timecontrol import TimeControl

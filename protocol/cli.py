@@ -476,7 +476,7 @@ def _add_dxp(subparsers) -> None:
 
 
 def _run_dxp(args: argparse.Namespace) -> int:
-    from protocol.dxp.server import main as dxp_main  # imported only when it runs
+    from protocol.dxp.command import main as dxp_main  # imported only when it runs
 
     return dxp_main(args)
 

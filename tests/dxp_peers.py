@@ -14,7 +14,9 @@ from pathlib import Path
 
 from engine.search import Engine
 from protocol.dxp.codec import Reassembler, decode, encode
-from protocol.dxp.server import DxpServer, DxpSettings, append_pdn, play
+from protocol.dxp.listener import DxpServer, play
+from protocol.dxp.records import append_pdn
+from protocol.dxp.session import DxpSettings
 
 REPO = Path(__file__).resolve().parents[1]
 #: the longest an expected event may take on a loaded machine
@@ -175,7 +177,7 @@ class RestartingFollower:
     def _play(self, conn: socket.socket) -> None:
         from engine.board import Board
         from protocol.dxp.codec import DxpMove, GameAccept, GameEnd, GameRequest
-        from protocol.dxp.server import find_move, move_to_dxp, position_from_dxp
+        from protocol.dxp.convert import find_move, move_to_dxp, position_from_dxp
 
         frames = Reassembler()
         board: Board | None = None

@@ -20,22 +20,10 @@ import pytest
 from dxp_peers import REPO, DamkaDxp, RawPeer
 from engine import Board
 from engine.search import Engine
-from protocol.dxp.server import (
-    NAME,
-    DxpServer,
-    DxpSession,
-    DxpSettings,
-    GameRecord,
-    MatchSettings,
-    SearchDone,
-    _Game,
-    connect,
-    draw_by_rules,
-    move_to_dxp,
-    pdn_game,
-    play,
-    run_connection,
-)
+from protocol.dxp.convert import draw_by_rules, move_to_dxp
+from protocol.dxp.listener import DxpServer, connect, play, run_connection
+from protocol.dxp.records import GameRecord, pdn_game
+from protocol.dxp.session import NAME, DxpSession, DxpSettings, MatchSettings, SearchDone, _Game
 from protocol.dxp.codec import (
     AcceptCode,
     BackAccept,

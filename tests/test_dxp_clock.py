@@ -36,14 +36,14 @@ from protocol.dxp.codec import (
     Reassembler,
     encode,
 )
-from protocol.dxp.player import DxpPlayer, dxp_minutes
-from protocol.dxp.server import (
+from protocol.match.dxp_player import DxpPlayer, dxp_minutes
+from protocol.dxp.records import pdn_game
+from protocol.dxp.session import (
     FLAG_GRACE,
     FLAG_GRACE_PER_MOVE,
     DxpSession,
     DxpSettings,
     MatchSettings,
-    pdn_game,
 )
 from protocol.match.engines import parse_engine
 from protocol.match.openings import start_opening

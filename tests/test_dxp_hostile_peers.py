@@ -18,7 +18,8 @@ import pytest
 import protocol.dxp.transport as transport
 from engine.search import Engine
 from protocol.dxp.codec import AcceptCode, Chat, GameAccept, GameRequest
-from protocol.dxp.server import MAX_ERRORS, DxpSession, DxpSettings, run_connection
+from protocol.dxp.listener import run_connection
+from protocol.dxp.session import MAX_ERRORS, DxpSession, DxpSettings
 from protocol.dxp.transport import send_all
 
 from dxp_peers import CEILING, RawPeer, ServerThread

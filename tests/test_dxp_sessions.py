@@ -18,8 +18,8 @@ from dxp_peers import CEILING, REPO, DamkaDxp, RawPeer, ServerThread
 from engine.game import Game
 from engine.variants import get_variant
 from protocol.dxp.codec import AcceptCode, Chat, DxpMove, EndReason, GameAccept, GameEnd, GameRequest
-from protocol.dxp.player import DxpPlayer
-from protocol.dxp.server import FLAG_GRACE, DxpSettings
+from protocol.match.dxp_player import DxpPlayer
+from protocol.dxp.session import FLAG_GRACE, DxpSettings
 from protocol.match.engines import parse_engine
 from protocol.match.timecontrol import TimeControl
 

@@ -677,7 +677,7 @@ def test_dxp_follower_plays_from_the_databases(db3):
     win, where some of its moves would not."""
     from dxp_peers import CEILING, DamkaDxp, RawPeer
     from protocol.dxp.codec import AcceptCode, DxpMove, GameAccept, GameRequest
-    from protocol.dxp.server import find_move, position_to_dxp
+    from protocol.dxp.convert import find_move, position_to_dxp
 
     variant = get_variant("international")
     board, keep = _a_won_choice(variant, Tablebase(variant, db3))

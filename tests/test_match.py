@@ -317,7 +317,8 @@ def test_the_dxp_follower_is_sent_the_move_that_ends_the_game():
 
     from engine.fen import parse_fen
     from engine.search import Engine
-    from protocol.dxp.server import DxpServer, DxpSession, DxpSettings, run_connection
+    from protocol.dxp.listener import DxpServer, run_connection
+    from protocol.dxp.session import DxpSession, DxpSettings
     from protocol.match.openings import Opening
 
     server = DxpServer("127.0.0.1", 0)

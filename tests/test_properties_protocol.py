@@ -245,7 +245,7 @@ _DXP_ENGINE: list = []
 def _dxp_session(in_game: bool):
     """A follower session, idle or in a game (we play Black: the peer moves first)."""
     from engine.search import Engine
-    from protocol.dxp.server import DxpSession, DxpSettings
+    from protocol.dxp.session import DxpSession, DxpSettings
 
     if not _DXP_ENGINE:
         _DXP_ENGINE.append(Engine("international", hash_mb=1))

@@ -65,7 +65,7 @@ class EngineSpec:
             return DamkaPlayer(self, variant)
         if self.kind == "hub":
             return HubPlayer(self, variant)
-        from protocol.dxp.player import DxpPlayer
+        from protocol.match.dxp_player import DxpPlayer
 
         return DxpPlayer(self, variant)
 
@@ -171,7 +171,7 @@ def parse_engine(text: str) -> EngineSpec:
         name = values.get("name") or Path(command[0]).stem
         return EngineSpec("hub", name, command=command, cwd=values.get("dir"),
                           params=tuple(params), text=text)
-    from protocol.dxp.server import parse_address
+    from protocol.dxp.listener import parse_address
 
     try:
         address = parse_address(values["dxp"])

@@ -86,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
     if config.sprt is not None:
         title += f", SPRT {config.sprt}"
     if any(getattr(spec, "kind", None) == "dxp" for spec in config.engines):
-        from protocol.dxp.player import ROUND_TRIP
+        from protocol.match.dxp_player import ROUND_TRIP
 
         title += f", DXP round trip {ROUND_TRIP:g} s a move not charged"
     try:

@@ -167,7 +167,7 @@ class Match:
             raise MatchError("a DXP engine is one connection to one follower: it cannot play "
                              "on a cluster's many machines (leave out --cluster)")
         if any(getattr(spec, "kind", None) == "dxp" for spec in config.engines):
-            from protocol.dxp.player import dxp_minutes
+            from protocol.match.dxp_player import dxp_minutes
             try:
                 dxp_minutes(config.control)
             except ValueError as exc:

@@ -1,7 +1,7 @@
 """A DXP follower as a match player: the runner is the initiator and relays the moves.
 
 A thin class over protocol.dxp.codec (messages and framing) and the move/position helpers of
-protocol.dxp. Per game: GAMEREQ with the position after the opening (form B) and the
+protocol.dxp.convert. Per game: GAMEREQ with the position after the opening (form B) and the
 follower's colour, GAMEACC; then each turn the opponent's move goes out as a MOVE and the
 follower's MOVE comes back; at the end the move that ended the game, if the follower has not
 seen it, and a GAMEEND (our reason: the follower's result seen from the other side) answered
@@ -31,7 +31,7 @@ from protocol.match.players import Answer, EngineCrash, EngineResigned, EngineTi
 from protocol.match.timecontrol import MoveRequest, TimeControl
 from engine.variants import Variant
 
-from protocol.dxp.server import find_move, move_to_dxp, position_to_dxp
+from protocol.dxp.convert import find_move, move_to_dxp, position_to_dxp
 from protocol.dxp.transport import send_all
 from protocol.dxp.codec import (
     AcceptCode,
