@@ -136,6 +136,33 @@ def test_no_import_cycles() -> None:
     assert _cycles(graph) == []
 
 
+def _subpackage_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Imports between the subpackages of ``protocol`` (``protocol.dxp``, ``protocol.match``
+    ...): an edge for every module of one importing a module of another."""
+    subpackages = {p.name for p in (REPO / "protocol").iterdir() if (p / "__init__.py").exists()}
+
+    def owner(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 and parts[0] == "protocol" and parts[1] in subpackages \
+            else None
+
+    out: dict[str, set[str]] = {name: set() for name in subpackages}
+    for module, deps in graph.items():
+        source = owner(module)
+        if source is None:
+            continue
+        out[source] |= {target for d in deps if (target := owner(d)) not in (None, source)}
+    return out
+
+
+def test_protocol_subpackages_form_a_dag() -> None:
+    """No two subpackages of ``protocol`` import each other, directly or round a longer loop
+    (the DXP match player lives with the other match players, not in ``dxp``)."""
+    graph = _subpackage_graph(_graph())
+    assert "dxp" in graph["match"]  # the graph sees the match runner's use of DXP
+    assert _cycles(graph) == []
+
+
 def test_ci_runs_the_readme_commands_verbatim() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
