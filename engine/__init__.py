@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 from . import _core  # noqa: E402,F401  (fails loudly when the extension is not built)
 from ._core import BACKEND  # noqa: E402
-from .board import Board, LegalMoves, Outcome  # noqa: E402
+from .board import Board, LegalMoves  # noqa: E402
 from .errors import (  # noqa: E402
     AmbiguousMoveError,
     DamkaError,
@@ -24,6 +24,8 @@ from .errors import (  # noqa: E402
 from .fen import parse_fen, write_fen  # noqa: E402
 from .move import Move  # noqa: E402
 from .notation import parse_hub_position, parse_move, write_hub_position, write_pdn  # noqa: E402
+from .outcome import Outcome, Termination  # noqa: E402
+from .perft import divide, perft  # noqa: E402
 from .position import Position  # noqa: E402
 from .variants import (  # noqa: E402
     VARIANTS,
@@ -41,7 +43,10 @@ __all__ = [
     "Board",
     "LegalMoves",
     "Outcome",
+    "Termination",
     "Move",
+    "perft",
+    "divide",
     "Position",
     "Variant",
     "VARIANTS",

@@ -6,25 +6,19 @@ them per position, so asking twice costs nothing and ``pop`` gives the old list 
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 from . import _core
 from .errors import IllegalMoveError
 from .fen import parse_fen, write_fen
 from .move import Move
 from .notation import parse_hub_position, parse_move, write_hub_position, write_pdn
+from .outcome import Outcome, Termination, result_text
 from .position import Position
 from .squares import square_at
 from .variants import Variant, get_variant
 
-__all__ = ["Board", "LegalMoves", "Outcome"]
-
-
-class Outcome(NamedTuple):
-    """How a game ended: ``winner`` is True for White, False for Black."""
-
-    winner: bool
-    termination: str = "no legal moves"
+__all__ = ["Board", "LegalMoves"]
 
 
 class LegalMoves:
@@ -187,12 +181,15 @@ class Board:
         """True when the side to move has no legal move (and so has lost)."""
         return not self._legal()
 
-    @property
     def outcome(self) -> Outcome | None:
-        """The result if the game is over (the side that cannot move loses), else None."""
+        """The result if the side to move cannot move (it loses), else None. The draw rules
+        need the game's history: ``Game.outcome()`` applies them too."""
         if self._legal():
             return None
-        return Outcome(winner=not self.white_to_move)
+        loser = self.position.white if self.white_to_move else self.position.black
+        winner = not self.white_to_move
+        return Outcome(result_text(self.variant, winner), winner,
+                       Termination.NO_MOVES if loser else Termination.NO_PIECES)
 
     # -- writing -----------------------------------------------------------------------
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import functools
 import os
+import queue
 import threading
+import weakref
 from collections import abc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -265,6 +267,8 @@ class Engine:
         self.seed = seed
         self.time_settings = time_settings or TimeSettings()
         self._busy = threading.Lock()
+        self._jobs: queue.SimpleQueue | None = None  # the search thread's (see search_async)
+        self._pending_clear: Future[None] | None = None
         self._control = threading.Lock()
         self._stop_requested = False
         self._ponderhit_requested = False
@@ -330,13 +334,18 @@ class Engine:
 
     def clear(self) -> None:
         """Forget the hash table, killers and history: a new game, or a reproducible search."""
+        self._wait_for_clear()
         with self._busy:
-            self._join_helpers()
-            if not self._searcher.table_fresh:  # (nothing to wait for on an all-zero table)
-                self._settle_table()  # (a write of its could bring back a cleared entry)
-            self._searcher.clear()
-            for helper in self._helpers:
-                helper.clear()
+            self._clear_held()
+
+    def _clear_held(self) -> None:
+        """``clear``'s work, with the busy lock held."""
+        self._join_helpers()
+        if not self._searcher.table_fresh:  # (nothing to wait for on an all-zero table)
+            self._settle_table()  # (a write of its could bring back a cleared entry)
+        self._searcher.clear()
+        for helper in self._helpers:
+            helper.clear()
 
     @property
     def threads(self) -> int:
@@ -404,14 +413,24 @@ class Engine:
         ponder: bool = False,
         counters: DrawCounters | None = None,
         clock_start: float | None = None,
+        done: "Callable[[Future[SearchResult]], object] | None" = None,
     ) -> "Future[SearchResult]":
-        """Start ``search`` in a thread and return its Future; stop() works from the moment
-        this returns. ``clock_start`` (on the ``now()`` clock) is when the request came in."""
+        """Start ``search`` on the engine's search thread and return its Future; stop() works
+        from the moment this returns. ``done(future)`` is called in the search thread once the
+        result (or the exception) is in, with the engine already free for the next search: a
+        front end answers from there, with no thread of its own waiting. ``clock_start`` (on
+        the ``now()`` clock) is when the request came in.
+
+        The search thread is started with the first search and lives as long as the engine
+        (a thread per search cost about a millisecond: more than a DXP move's whole budget)."""
         from concurrent.futures import Future  # (here: it costs start-up 8 ms)
 
+        self._wait_for_clear()
         self._begin()
         future: Future[SearchResult] = Future()
         future.set_running_or_notify_cancel()
+        if done is not None:
+            future.add_done_callback(done)
         board = board.copy()
 
         def work() -> None:
@@ -426,8 +445,48 @@ class Engine:
                 self._busy.release()
                 future.set_result(result)
 
-        threading.Thread(target=work, name="damka-search", daemon=True).start()
+        self._submit(work)
         return future
+
+    def clear_async(self) -> "Future[None]":
+        """``clear`` on the search thread, so that the caller goes on at once (a large table
+        takes tens of milliseconds: a DXP session clears between games). The next
+        ``search_async`` waits for it. Raises RuntimeError while a search runs."""
+        from concurrent.futures import Future
+
+        self._begin()
+        future: Future[None] = Future()
+        future.set_running_or_notify_cancel()
+
+        def work() -> None:
+            try:
+                self._clear_held()
+            except BaseException as exc:
+                self._busy.release()
+                future.set_exception(exc)
+            else:
+                self._busy.release()
+                future.set_result(None)
+
+        self._pending_clear = future
+        self._submit(work)
+        return future
+
+    def _wait_for_clear(self) -> None:
+        pending, self._pending_clear = self._pending_clear, None
+        if pending is not None:
+            pending.result()
+
+    def _submit(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on the engine's search thread, after the jobs before it."""
+        if self._jobs is None:
+            jobs: queue.SimpleQueue = queue.SimpleQueue()
+            threading.Thread(target=_serve, args=(jobs,), name="damka-search",
+                             daemon=True).start()
+            # the thread holds only the queue: the engine can be collected, and then it ends
+            weakref.finalize(self, jobs.put, None)
+            self._jobs = jobs
+        self._jobs.put(job)
 
     def stop(self) -> None:
         """End the running search soon; it returns the best move found so far. Safe from any
@@ -481,6 +540,16 @@ class Engine:
         finally:
             with self._control:
                 self._current = None
+
+
+def _serve(jobs: "queue.SimpleQueue") -> None:
+    """The body of an engine's search thread: the queued jobs in turn, until None."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        job()
+        job = None  # (a finished job must not keep its engine alive until the next one)
 
 
 class _HelperAhead(Exception):

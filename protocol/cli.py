@@ -13,11 +13,13 @@ import sys
 from time import perf_counter
 from typing import Callable, Sequence
 
-from engine import __version__, _core
+from engine import BACKEND, __version__
+from engine.board import Board
 from engine.fen import parse_fen, write_fen
 from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
-from engine.move import Move
 from engine.notation import write_pdn
+from engine.perft import divide as engine_divide
+from engine.perft import perft as engine_perft
 from engine.squares import square_number
 from engine.variants import Variant, get_variant, variant_names
 from protocol.egtb_cli import add_egtb, load_tables
@@ -100,6 +102,7 @@ def _run_perft(args: argparse.Namespace) -> int:
         variant = variant.with_forced_capture(False)
     position = parse_fen(variant, args.fen if args.fen is not None else variant.start_fen)
     fen = write_fen(variant, position, compact=True)
+    board = Board(variant, position)
     label = _variant_label(variant)
     if args.json:
         import json
@@ -129,10 +132,10 @@ def _run_perft(args: argparse.Namespace) -> int:
         start = perf_counter()
         divide = args.divide and depth == args.depth
         if divide:
-            rows = _core.divide(variant, position, depth, args.threads, on_item=progress)
+            rows = engine_divide(board, depth, args.threads, on_item=progress)
             nodes = sum(n for _, n in rows)
         else:
-            nodes = _core.perft(variant, position, depth, args.threads, on_item=progress)
+            nodes = engine_perft(board, depth, args.threads, on_item=progress)
         seconds = perf_counter() - start
         if progress is not None:
             progress.clear()
@@ -171,7 +174,7 @@ def _nps(nodes: int, seconds: float) -> int:
 
 def _divide_rows(variant: Variant, rows) -> list[tuple[str, int]]:
     """Root moves in PDN (short where unambiguous), in square-number order."""
-    moves = [(Move.from_core(t), n) for t, n in rows]
+    moves = list(rows)
     legal = [m for m, _ in moves]
 
     def key(item):
@@ -273,7 +276,6 @@ def pdn_line(board, moves) -> str:
 
 
 def _run_analyse(args: argparse.Namespace) -> int:
-    from engine.board import Board
     from engine.levels import get_level
     from engine.search import Engine, Limits
     from engine.timeman import TimeSettings
@@ -343,7 +345,7 @@ def _add_bench(subparsers) -> None:
 def _run_bench(args: argparse.Namespace) -> int:
     from engine.benchmark import run_bench
 
-    print(f"bench depth {args.depth} hash {args.hash} MB backend {_core.BACKEND}")
+    print(f"bench depth {args.depth} hash {args.hash} MB backend {BACKEND}")
 
     def show(line) -> None:
         r = line.result
@@ -582,7 +584,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--version",
         action="version",
-        version=f"{PROG} {__version__} (backend: {_core.BACKEND}; Python {sys.version.split()[0]})",
+        version=f"{PROG} {__version__} (backend: {BACKEND}; Python {sys.version.split()[0]})",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for add in _COMMANDS:

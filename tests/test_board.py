@@ -17,6 +17,7 @@ from engine import (
     Move,
     Outcome,
     Position,
+    Termination,
     UnknownVariantError,
     get_variant,
 )
@@ -76,7 +77,7 @@ def test_capture_removes_kings_from_the_king_mask():
     b = Board("international", "W:W33:BK28,18")
     b.push("33x13")
     assert b.position == Position(1 << 12, 0, 0, False)
-    assert b.is_game_over() and b.outcome == Outcome(winner=True)
+    assert b.is_game_over() and b.outcome() == Outcome("2-0", True, Termination.NO_PIECES)
 
 
 def test_english_crowning_ends_the_move():
@@ -161,18 +162,19 @@ def test_legal_moves_view_when_there_are_none():
     assert len(b.legal_moves) == 0
     assert not b.legal_moves and list(b.legal_moves) == []
     assert b.is_game_over()
-    assert b.outcome == Outcome(winner=False, termination="no legal moves")
+    assert b.outcome() == Outcome("0-2", False, Termination.NO_MOVES)  # the Game's Outcome
 
 
 def test_no_pieces_left_is_a_loss():
     b = Board("russian", "B:Wc3:B")
-    assert b.is_game_over() and b.outcome.winner is True
+    assert b.is_game_over() and b.outcome().winner is True
+    assert b.outcome() == Outcome("1-0", True, Termination.NO_PIECES)  # 8x8 scoring
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
 def test_start_position_is_not_over(variant):
     b = Board(variant)
-    assert not b.is_game_over() and b.outcome is None
+    assert not b.is_game_over() and b.outcome() is None
     assert b.turn == b.white_to_move == variant.white_starts
 
 

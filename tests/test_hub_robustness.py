@@ -184,8 +184,10 @@ def test_a_search_that_cannot_start_is_answered_error_then_done(go):
 def test_a_search_that_fails_on_its_thread_is_answered_error_then_done(go):
     server, out = _server()
 
-    def failing(*args, **kwargs):
+    def failing(*args, done=None, **kwargs):  # the facade's contract: done is called back
         future = Future()
+        if done is not None:
+            future.add_done_callback(done)
         future.set_exception(MemoryError("out of memory in the search"))
         return future
 

@@ -8,6 +8,7 @@ partial PDN file. Every match's PDN file is read back with engine/pdn.py.
 
 from __future__ import annotations
 
+import io
 import shutil
 import socket
 import subprocess
@@ -29,7 +30,7 @@ from protocol.match.runner import (
     play_game,
     schedule,
 )
-from protocol.match.report import final_table, progress_line
+from protocol.match.report import Progress, final_table, progress_line, score_text
 from protocol.match.openings import OpeningsError, read_openings, start_opening
 from engine.pdn import read_games
 from protocol.match.timecontrol import Clock, TimeControl, parse_time_control
@@ -224,7 +225,10 @@ def test_damka_in_process_against_itself(tmp_path):
     config = _config(["damka", "damka level=easy name=easy"], TimeControl(depth=3), tmp_path,
                      openings=openings)
     seen = []
-    state = Match(config, on_progress=lambda s: seen.append(progress_line(s))).run()
+    terminal = io.StringIO()
+    bar = Progress(terminal, inplace=True)
+    state = Match(config, on_progress=lambda s: (seen.append(progress_line(s)), bar(s))).run()
+    bar.finish()
     assert state.done == 4 and not state.interrupted
     assert all(r.termination is None or r.termination.by_rules or
                r.termination == Termination.MOVE_LIMIT for r in state.records)
@@ -234,6 +238,10 @@ def test_damka_in_process_against_itself(tmp_path):
         ("1", "damka"), ("1", "easy"), ("2", "damka"), ("2", "easy")]
     assert all(len(g.moves) > 8 for g in games)
     assert seen[-1].startswith("[" + "#" * 20 + "]  4/4")
+    # on a terminal: one bar redrawn in place, ending on the whole count and the final score
+    drawn = terminal.getvalue()
+    assert drawn.count("\n") == 1 and "\r" in drawn
+    assert "4/4" in drawn.rsplit("\r", 1)[-1] and score_text(state) in drawn
     table = final_table(state)
     assert "damka" in table and "LOS" in table and "runner overhead" in table
     _assert_low_overhead(state)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import perft_entries
-from engine import _core
+from engine import Board, _core, divide, perft
 from engine.fen import parse_fen
 from engine.variants import get_variant
 
@@ -42,3 +42,16 @@ def test_divide_adds_up_to_perft(entry):
     split = _core.divide(variant, position, 2)
     assert sum(n for _, n in split) == entry["nodes"]
     assert len(split) == _core.perft(variant, position, 1)
+
+
+@pytest.mark.parametrize("entry", [e for e in perft_entries() if e["nodes"] < 200_000],
+                         ids=lambda e: f"{e['variant']}-{e['name']}-d{e['depth']}")
+def test_the_public_perft_and_divide_of_a_board(entry):
+    """engine.perft and engine.divide: the published count from a Board, and the divide's
+    moves are the board's legal moves."""
+    board = Board(entry["variant"], entry["fen"])
+    assert perft(board, entry["depth"]) == entry["nodes"]
+    split = divide(board, entry["depth"], threads=2)
+    moves = [m for m, _ in split]
+    assert len(moves) == len(board.legal_moves) and set(moves) == set(board.legal_moves)
+    assert sum(n for _, n in split) == entry["nodes"]

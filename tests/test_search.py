@@ -7,6 +7,7 @@ before the engine is asked to find it.
 
 from __future__ import annotations
 
+import gc
 import random
 import subprocess
 import sys
@@ -286,6 +287,47 @@ def test_stop_from_another_thread_answers_within_50_ms(threads):
     result = future.result(timeout=1.0)
     assert time.perf_counter() - start < LOAD  # 50 ms on an idle machine (bench/)
     assert result.best_move in board.legal_moves and result.depth >= 3
+
+
+def test_searches_run_on_one_long_lived_thread_that_calls_back():
+    """search_async runs every search on the engine's one search thread, which calls ``done``
+    with the engine already free; the thread ends when its engine is collected."""
+    engine = Engine("international", hash_mb=4)
+    board = Board("international")
+    seen = []
+    called = threading.Semaphore(0)
+
+    def done(future):
+        seen.append((threading.current_thread(), engine.searching, future.result().best_move))
+        called.release()
+
+    for _ in range(3):
+        engine.search_async(board, Limits(depth=3), done=done)
+        assert called.acquire(timeout=10)
+    threads = {thread for thread, _, _ in seen}
+    assert len(threads) == 1
+    thread = threads.pop()
+    assert thread.name == "damka-search" and thread is not threading.current_thread()
+    assert all(not busy and move in board.legal_moves for _, busy, move in seen)
+    del engine, seen
+    gc.collect()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_clear_async_returns_at_once_and_the_next_search_starts_from_a_clear_table():
+    board = Board("international")
+    fresh = Engine("international", hash_mb=16).search(board, Limits(depth=7)).nodes
+    engine = Engine("international", hash_mb=16)
+    engine.search(board, Limits(depth=7))
+    running = engine.search_async(board, Limits(infinite=True))
+    with pytest.raises(RuntimeError):
+        engine.clear_async()  # never under a running search
+    engine.stop()
+    running.result(timeout=5)
+    cleared = engine.clear_async()
+    again = engine.search_async(board, Limits(depth=7)).result(timeout=30)
+    assert cleared.done() and again.nodes == fresh  # (a warm table would take fewer)
 
 
 @pytest.mark.parametrize("threads", [1, 2], ids=["1-thread", "2-threads"])

@@ -3,7 +3,8 @@
 ``DxpSession`` is fed messages and search results and returns the messages to send; it keeps
 the board, the clocks and the game end, and drives the search facade (engine.search.Engine).
 It never touches a socket, so a whole dialogue can be scripted in a test; the sockets are
-protocol.dxp.listener's. Searches run in one long-lived thread per session (``_SearchWorker``).
+protocol.dxp.listener's. Searches run on the engine's own search thread (Engine.search_async),
+which calls back with the result.
 
 Clocks: a GAMEREQ with a thinking time gives each side that many minutes for the game. The
 session charges the peer from the moment our message went out to the moment its move came
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import queue
 import threading
 import time
 import traceback
@@ -167,75 +167,6 @@ class SearchDone:
     future: "Future[SearchResult]"
 
 
-class _SearchWorker:
-    """A long-lived thread that runs a session's searches one after another.
-
-    Engine.search_async starts a thread per search, which costs about a millisecond here:
-    more than the whole budget for handling a move. A queued job costs some microseconds.
-    """
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="damka-dxp-search", daemon=True)
-        self._thread.start()
-
-    def submit(self, board: Board, limits: Limits,
-               done: Callable[[Future], object]) -> "Future[SearchResult]":
-        """Queue a search; ``done`` is called with its Future in the search thread (never
-        in the caller's: it is attached before the search can finish)."""
-        future: "Future[SearchResult]" = Future()
-        future.add_done_callback(done)
-        self._jobs.put((board.copy(), limits, future))
-        return future
-
-    def cancel(self, future: Future) -> None:
-        """Stop a search (queued or running) and wait until it has let go of the engine.
-        (A cancelled job's callback still runs, in the caller's thread: it must be ignored.)"""
-        if future.cancel():
-            return
-        while True:
-            self.engine.stop()  # again and again: it may be called just before the search begins
-            try:
-                future.result(timeout=0.01)
-            except Exception:  # timeouts, and a search that failed: done either way
-                pass
-            if future.done():
-                break
-        while self.engine.searching:  # the engine is released a moment after the result
-            time.sleep(0.0002)
-
-    def clear(self) -> None:
-        """Forget the hash table, in this thread and in turn with the searches: between two
-        games, while nothing waits for us (a large table takes tens of milliseconds)."""
-        self._jobs.put("clear")
-
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            if job == "clear":
-                self.engine.clear()
-                continue
-            board, limits, future = job
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = self.engine.search(board, limits)
-            except BaseException as exc:  # handed over through the Future
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
-
-    def close(self) -> None:
-        """End the thread once the queued jobs are done (join() waits for that)."""
-        self._jobs.put(None)
-
-    def join(self) -> None:
-        self._thread.join()
-
-
 @dataclass
 class _Game:
     """One game in progress: the board, who we are, the time control and our clock."""
@@ -359,7 +290,8 @@ class DxpSession:
         self.handling: list[float] = []
         self.records: list[GameRecord] = []
         self._search: tuple[int, Future] | None = None
-        self._worker: _SearchWorker | None = None
+        self._searched = False  # a search ran on the engine: clear its table between games
+        self._clearing: Future | None = None
         self._tokens = itertools.count(1)
         self._awaiting_end = False  # we sent GAMEEND: the next GAMEEND is its acknowledgement
         self._stop_after = False  # a stop code 1 went either way: close after the exchange
@@ -479,15 +411,13 @@ class DxpSession:
         """Stop any search, at the end of the connection; then call join() (without holding
         anything a search's callback may be waiting for)."""
         self._cancel_search()
-        if self._worker is not None:
-            self._worker.close()
 
     def join(self) -> None:
         """Wait until the search thread has finished its last job (a hash-table clear, say),
         so that the engine is free for the next connection."""
-        if self._worker is not None:
-            self._worker.join()
-            self._worker = None
+        clearing, self._clearing = self._clearing, None
+        if clearing is not None:
+            clearing.result()
 
     # -- messages ----------------------------------------------------------------------
 
@@ -681,12 +611,13 @@ class DxpSession:
         return Limits(time_left=left, moves_to_go=to_go)
 
     def _start_search(self) -> None:
-        if self._worker is None:
-            self._worker = _SearchWorker(self.engine)
         token = next(self._tokens)
         limits = self._limits()
-        future = self._worker.submit(self.game.board, limits,
-                                     lambda f, token=token: self.post(SearchDone(token, f)))
+        self._searched = True
+        # the callback is attached before the search can finish, and runs in the engine's
+        # search thread (never in ours)
+        future = self.engine.search_async(
+            self.game.board, limits, done=lambda f, token=token: self.post(SearchDone(token, f)))
         self._search = (token, future)
 
     def _cancel_search(self) -> None:
@@ -694,7 +625,16 @@ class DxpSession:
             return
         _, future = self._search
         self._search = None
-        self._worker.cancel(future)
+        # stop and wait until the engine has let go (its callback still posts the result,
+        # under a token no longer current: it is ignored)
+        while not future.done():
+            self.engine.stop()  # again and again: it may come just before the search begins
+            try:
+                future.result(timeout=0.01)
+            except Exception:  # timeouts, and a search that failed: done either way
+                pass
+        while self.engine.searching:  # the engine is released a moment after the result
+            time.sleep(0.0002)
 
     def _take_back(self, ply: int) -> None:
         game = self.game
@@ -783,8 +723,9 @@ class DxpSession:
         game = self.game
         self.game = None
         self._pending_back = None
-        if self._worker is not None:  # a fresh hash table for the next game
-            self._worker.clear()
+        if self._searched:  # a fresh hash table for the next game, on the search thread
+            self._cancel_search()
+            self._clearing = self.engine.clear_async()
         white, black = ((self.settings.name, game.opponent) if game.we_white
                         else (game.opponent, self.settings.name))
         record = GameRecord(

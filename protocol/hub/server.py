@@ -38,6 +38,8 @@ from engine.move import Move
 from engine.variants import Variant, get_variant
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from engine.search import Engine, Limits, SearchInfo, SearchResult
 
 from protocol.hub import pydraughts
@@ -135,7 +137,8 @@ class HubServer:
         self._engine_key: tuple | None = None
         self.board: Board | None = None
         self.limits: "Limits | None" = None
-        self._search_thread: threading.Thread | None = None
+        #: set once the running search's done (or its error) is sent; None: no search
+        self._search_finished: threading.Event | None = None
         self._quit = False
         self._received = 0.0
         self._pos_source: tuple | None = None  # (variant, pos text) the board was built from
@@ -208,15 +211,15 @@ class HubServer:
 
     @property
     def searching(self) -> bool:
-        return self._search_thread is not None and self._search_thread.is_alive()
+        return self._search_finished is not None and not self._search_finished.is_set()
 
     def _end_search(self) -> None:
-        thread = self._search_thread
-        if thread is not None:
-            if thread.is_alive() and self._engine is not None:
+        finished = self._search_finished
+        if finished is not None:
+            if not finished.is_set() and self._engine is not None:
                 self._engine.stop()
-            thread.join()
-            self._search_thread = None
+            finished.wait()
+            self._search_finished = None
 
     # -- handshake and parameters ----------------------------------------------------------
 
@@ -530,10 +533,16 @@ class HubServer:
 
         # the clock runs from the moment the go line arrived (on the search's own clock)
         clock_start = now() - (time.monotonic() - self._received)
-        future = engine.search_async(board, limits, on_info, ponder=(mode == "ponder"),
-                                     clock_start=clock_start)
+        finished = threading.Event()
 
-        def finish() -> None:
+        def finish(future: "Future[SearchResult]") -> None:
+            """``done`` for the GUI, sent from the engine's search thread."""
+            try:
+                answer(future)
+            finally:
+                finished.set()
+
+        def answer(future: "Future[SearchResult]") -> None:
             info = None
             try:
                 result: "SearchResult" = future.result()
@@ -555,8 +564,13 @@ class HubServer:
                 self.send("info", **info)
             self.send("done", **done)
 
-        self._search_thread = threading.Thread(target=finish, name="damka-hub-done", daemon=True)
-        self._search_thread.start()
+        self._search_finished = finished
+        try:
+            engine.search_async(board, limits, on_info, ponder=(mode == "ponder"),
+                                clock_start=clock_start, done=finish)
+        except BaseException:
+            self._search_finished = None
+            raise
 
     def _search_failed(self, exc: BaseException, board: Board | None, hub_move: Callable) -> None:
         """Answers a go whose search could not run or failed: the error, then ``done`` with

@@ -1,7 +1,7 @@
-"""What ``damka match`` prints: a progress line on stderr and the final table.
+"""What ``damka match`` prints: progress on stderr and the final table.
 
-Plain text only. On a terminal the progress line is rewritten in place (``\\r``); elsewhere
-(a log file) it is one line per finished game.
+On a terminal the progress is a tqdm bar with the running score beside it; elsewhere (a log
+file) it is one plain line per finished game, which a log keeps whole.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import sys
 import threading
 from typing import TextIO
 
+from tqdm import tqdm
+
 from protocol.match.runner import MatchState
 from protocol.match.stats import Record
 
-__all__ = ["Progress", "format_elo", "final_table", "progress_line"]
+__all__ = ["Progress", "format_elo", "final_table", "progress_line", "score_text"]
 
 BAR = 20
 
@@ -34,7 +36,13 @@ def progress_line(state: MatchState) -> str:
     """``[####----]  42/200  damka - dame +20 =15 -7 65.5% Elo +112 (2 running)``."""
     total = max(state.total, 1)
     filled = BAR * state.done // total
-    parts = [f"[{'#' * filled}{'-' * (BAR - filled)}]", f"{state.done}/{state.total}"]
+    return "  ".join([f"[{'#' * filled}{'-' * (BAR - filled)}]", f"{state.done}/{state.total}",
+                      score_text(state)])
+
+
+def score_text(state: MatchState) -> str:
+    """The running score: ``damka - dame +20 =15 -7  65.5% Elo +112  (2 running)``."""
+    parts = []
     if len(state.names) == 2:
         record = state.pair_record(0, 1)
         parts.append(f"{state.names[0]} - {state.names[1]} {_record_text(record)}")
@@ -58,41 +66,44 @@ def progress_line(state: MatchState) -> str:
 
 
 class Progress:
-    """The progress callback of a Match: writes ``progress_line`` to ``stream``."""
+    """The progress callback of a Match: a tqdm bar on a terminal (``inplace``), otherwise
+    ``progress_line`` once per finished game."""
 
     def __init__(self, stream: TextIO | None = None, inplace: bool | None = None):
         self.stream = stream if stream is not None else sys.stderr
         self.inplace = self.stream.isatty() if inplace is None else inplace
-        self._width = 0
+        self._bar: tqdm | None = None
         self._lock = threading.Lock()
 
     def __call__(self, state: MatchState) -> None:
-        line = progress_line(state)
         with self._lock:
-            if self.inplace:
-                pad = max(0, self._width - len(line))
-                self.stream.write("\r" + line + " " * pad)
-                self._width = len(line)
-            else:
-                self.stream.write(line + "\n")
-            self.stream.flush()
+            if not self.inplace:
+                self.stream.write(progress_line(state) + "\n")
+                self.stream.flush()
+                return
+            if self._bar is None:
+                self._bar = tqdm(total=state.total, unit="game", file=self.stream,
+                                 dynamic_ncols=True, mininterval=0)
+            self._bar.total = state.total  # an SPRT that decides ends the match early
+            self._bar.n = state.done
+            self._bar.set_postfix_str(score_text(state), refresh=False)
+            self._bar.refresh()
 
     def note(self, text: str) -> None:
-        """A message on its own line (a lost cluster worker), the progress line after it."""
+        """A message on its own line (a lost cluster worker), the bar drawn again after it."""
         with self._lock:
-            if self.inplace and self._width:
-                self.stream.write("\r" + " " * self._width + "\r")
-                self._width = 0
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            if self._bar is not None:
+                self._bar.write(text, file=self.stream)
+            else:
+                self.stream.write(text + "\n")
+                self.stream.flush()
 
     def finish(self) -> None:
-        """End the in-place line so that what follows starts on its own line."""
+        """Close the bar so that what follows starts on its own line."""
         with self._lock:
-            if self.inplace and self._width:
-                self.stream.write("\n")
-                self.stream.flush()
-                self._width = 0
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
 
 
 def _row(rank: str, name: str, record: Record, width: int) -> str:
