@@ -2,11 +2,11 @@
 
 A game is a start position (FEN), the moves, the PDN tags and what PDN writes around the
 moves (comments, variations, annotation marks), and the result with the reason the game ended.
-The rules end a game exactly at their thresholds (rules.md S): a player with no piece or no
-legal move loses; threefold repetition with the same side to move; international: 25 moves by
-each side with only kings moving and nothing captured, and the 16- and 5-move endgame rules;
-8x8: 40 moves by each side without a capture or a crowning. The counters are those of
-engine/draws.py, kept move by move. A match runner records the other endings with ``end``.
+The rules end a game exactly at their thresholds (docs/rules.md, section S): a player with no
+piece or no legal move loses; threefold repetition with the same side to move; international:
+25 moves by each side with only kings moving and nothing captured, and the 16- and 5-move
+endgame rules; 8x8: 40 moves by each side without a capture or a crowning. The counters are
+those of engine/draws.py, kept move by move. A match runner records the other endings with ``end``.
 
 Results are written in each rule set's PDN scoring: international draughts (10x10) gives two
 points for a win, so ``2-0``, ``1-1``, ``0-2`` (as the FMJD and lidraughts write them); the

@@ -1,4 +1,4 @@
-"""The reference move generator: the rule book (spec/rules.md) written out as plain Python.
+"""The reference move generator: the rule book (docs/rules.md) written out as plain Python.
 
 This is the test oracle that the fast generator is compared against. It is written to be
 read, not to be fast, and the engine never calls it while playing.

@@ -83,7 +83,8 @@ def square_number(variant, s: int) -> int:
     """The number of internal square s as the Hub protocol writes it.
 
     Numeric rule sets use their own numbers; the algebraic ones (Russian, Brazilian, Czech)
-    use the English numbering (1 = b8 ... 32 = g1, rules.md 0.4), since Hub squares are numbers.
+    use the English numbering (1 = b8 ... 32 = g1, docs/rules.md 0.4), since Hub squares are
+    numbers.
     """
     if variant.algebraic:
         return s + 1

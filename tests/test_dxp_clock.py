@@ -217,7 +217,7 @@ def test_the_flag_falls_when_the_clock_and_the_grace_are_used_up():
     assert session.tick(T0 + 59.9) == [] and session.tick(flag - 0.01) == []
     chat, end = session.tick(flag + 0.01)
     assert "time ran out" in chat.text and "Tester" in chat.text
-    assert end == GameEnd(EndReason.I_WIN, False)  # the reason the spec gives for a win
+    assert end == GameEnd(EndReason.I_WIN, False)  # DXP's reason for a win (docs/protocols.md 2.2)
     record = session.records[-1]
     assert record.result == "0-2" and record.ending == Termination.TIME_FORFEIT
     # the peer's move that crosses our GAMEEND is ignored; its GAMEEND acknowledges ours

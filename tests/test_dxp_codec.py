@@ -29,7 +29,8 @@ from protocol.dxp.codec import (
 START = "z" * 20 + "e" * 10 + "w" * 20
 NAME32 = "MatchRunner" + " " * 21
 
-# (message, exact text) for every message type, including the spec's own examples
+# (message, exact text) for every message type, including the DXP page's own examples
+# (docs/protocols.md 2.2)
 LAYOUTS = [
     (GameRequest("MatchRunner", False, 5, 75), "R01" + NAME32 + "Z005075A"),
     (GameRequest("MatchRunner", True, 5, 75, DxpPosition(True, START)),
@@ -144,7 +145,7 @@ def test_malformed_messages_are_refused(text):
 
 @pytest.mark.parametrize("minutes", ["0.5", "1.5", " 05", "05 ", "-01", "+01", "1e1", "0x1", "   "])
 def test_thinking_time_is_three_digits_of_whole_minutes(minutes):
-    """Some initiators write a real number there; the spec says 000-999 minutes: refused
+    """Some initiators write a real number there; DXP says 000-999 minutes: refused
     (GameRequestError, which a follower answers with GAMEACC 2), never guessed at."""
     with pytest.raises(GameRequestError) as info:
         decode("R01" + NAME32 + "Z" + minutes + "075A")

@@ -1,4 +1,4 @@
-"""Scripted Hub dialogues against the real ``damka hub`` process (spec: protocols.md §1, §7)."""
+"""Scripted Hub dialogues against the real ``damka hub`` process (docs/protocols.md 1 and 7)."""
 
 from __future__ import annotations
 

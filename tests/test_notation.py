@@ -1,7 +1,7 @@
 """FEN, PDN move and Hub move/position notation: round trips and every kind of bad input.
 
-Expected values are written by hand from the numbering rules (rules.md 0.2-0.4 and the Hub
-protocol, protocols.md 1.6-1.7), never taken from damka's own output.
+Expected values are written by hand from the numbering rules (docs/rules.md 0.2-0.4 and the
+Hub protocol, docs/protocols.md 1.6-1.7), never taken from damka's own output.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def test_either_block_order_empty_block_and_trailing_dot():
 def test_algebraic_squares():
     p = parse_fen(RUSSIAN, "W:Wa1,Kc3:Bh8,Kb6")
     assert p.white == mask(RUSSIAN, "a1", "c3") and p.kings == mask(RUSSIAN, "c3", "b6")
-    # English numbering: 1 = b8 ... 29 = a1, 30 = c1 (rules.md 0.4)
+    # English numbering: 1 = b8 ... 29 = a1, 30 = c1 (docs/rules.md 0.4)
     assert square_number(RUSSIAN, parse_square(RUSSIAN, "a1")) == 29
     assert square_number(RUSSIAN, parse_square(RUSSIAN, "b8")) == 1
     assert square_number(RUSSIAN, parse_square(RUSSIAN, "h8")) == 4
@@ -227,7 +227,7 @@ def test_every_written_form_parses_back(variant):
 def test_pdn_forms_by_hand():
     b = Board("international", "W:W33:B18,28")
     legal = list(b.legal_moves)
-    # 33 takes 28 and 18 and lands on 13 (protocols.md 1.7)
+    # 33 takes 28 and 18 and lands on 13 (docs/protocols.md 1.7)
     assert len(legal) == 1
     move = legal[0]
     assert move == Move(32, 12, (32, 21, 12), (17, 27), False)

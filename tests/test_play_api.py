@@ -162,7 +162,7 @@ def expected_cells(v) -> dict[str, object]:
         "men_take_kings": yes[v.men_capture_kings],
         "most_pieces": yes[v.precedence in (Precedence.QUANTITY, Precedence.QUANTITY_THEN_KINGS,
                                             Precedence.ITALIAN)],
-        # the wording of rules.md (the product rules' comparison table)
+        # the wording of docs/rules.md (the product rules' comparison table, section S)
         "precedence": {Precedence.FREE: "free", Precedence.QUANTITY: "free",
                        Precedence.QUANTITY_THEN_KINGS: ("most kings",),
                        Precedence.ITALIAN: ("with a king", "most kings", "earliest king"),
@@ -200,7 +200,7 @@ def test_the_comparison_table_agrees_with_the_records(client, page):
 
 
 def test_the_comparison_table_matches_the_product_rules(client):
-    # spot checks against the table of the product rules (spec/rules.md, seeds/003_*.txt)
+    # spot checks against the table of the product rules (docs/rules.md, section S)
     p = rules_page(client, "english")
     by = {v.name: v for v in VARIANTS}
     assert [p.cell("board", v) for v in VARIANTS] == ["10x10"] + ["8x8"] * 6
@@ -228,7 +228,7 @@ def test_a_rules_page_states_the_records_rules(client, variant):
     text = " ".join(" ".join(rules_page(client, v.name).text).split())
     first, second = ("White", "Black") if v.white_starts else ("Black", "White")
     assert f"{first} moves first." in text
-    if v.name == "english":  # the default, as the seed page says
+    if v.name == "english":  # the default, as the English rule page says (docs/rules.md S)
         assert "is the default: open the game and you play Black at the bottom against the computer" in text
     else:
         assert f"You play {first} at the bottom and begin; the computer plays {second}" in text
@@ -347,8 +347,9 @@ def test_variants_lists_the_seven_rule_sets(client):
 
 
 def test_default_game_is_english_with_the_human_black_at_the_bottom(client):
-    # the seed page on English draughts: "the American rules are the default; open the game
-    # and you play Black against the computer at once"
+    # the product's rule page on English draughts (one of the rule pages of docs/rules.md,
+    # section S): "the American rules are the default; open the game and you play Black
+    # against the computer at once"
     defaults = client.get("/api/variants").json()["defaults"]
     assert defaults == {"variant": "english", "opponent": "computer", "level": "medium"}
     g = new_game(client)

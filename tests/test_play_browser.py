@@ -153,8 +153,9 @@ def move_rows(page) -> list[list[str]]:
 
 @needs_chromium
 def test_first_visit_plays_english_as_black_against_the_computer(page):
-    # the seed page on English draughts: "the American rules are the default; open the game
-    # and you play Black against the computer at once"
+    # the product's rule page on English draughts (one of the rule pages of docs/rules.md,
+    # section S): "the American rules are the default; open the game and you play Black
+    # against the computer at once"
     g = game(page)
     assert g["variant"]["name"] == "english" and g["opponent"] == "computer" and g["level"] == "medium"
     assert g["human"] == "black" and g["turn"] == "black" and g["ply"] == 0

@@ -5,7 +5,7 @@ reference (engine.reference) and the fast core (engine._core.generate). Both ret
 (origin, destination, captured mask, path, promotes) over internal squares; the tests compare
 sets of (origin, destination, captured mask, promotes).
 
-The expected moves were worked out by hand from spec/rules.md; positions named ``rule_*`` in
+The expected moves were worked out by hand from docs/rules.md; positions named ``rule_*`` in
 tests/data/perft.json are the rule-book examples of dctl (FMJD and FID articles).
 """
 

@@ -2,7 +2,7 @@
 
 No I/O and no engine here: text <-> messages and bytes <-> message texts only, so that every
 layout can be tested byte for byte. Fields are fixed-width and zero-padded exactly as the
-DamExchange pages lay them out (spec/protocols.md section 2.2). Squares are the numbers 1..50
+DamExchange pages lay them out (docs/protocols.md section 2.2). Squares are the numbers 1..50
 of the 10x10 board; converting them to engine squares is the session's business.
 
 Decoding is strict about lengths and field values (a wrong message raises DxpError saying
@@ -174,7 +174,7 @@ START_SQUARES = "z" * 20 + "e" * 10 + "w" * 20
 
 
 def _minutes_field(minutes: int) -> str:
-    """The thinking time field: whole minutes 000-999 (the spec has no fractions)."""
+    """The thinking time field: whole minutes 000-999 (no fractions: docs/protocols.md 2.2)."""
     if isinstance(minutes, float) and minutes.is_integer():
         minutes = int(minutes)
     if isinstance(minutes, float):

@@ -137,8 +137,8 @@ class DxpSettings:
     #: seconds in a minute of the GAMEREQ clock: 60, except in tests that need a short clock
     minute: float = 60.0
     #: the longest game clock accepted (minutes a side): a longer GAMEREQ is refused (code
-    #: 2, as the spec has it for "time too long"), so that no peer holds a session for hours
-    #: without moving; None: any
+    #: 2, as DXP has it for "time too long": docs/protocols.md 2.2), so that no peer holds a
+    #: session for hours without moving; None: any
     max_minutes: int | None = DEFAULT_MAX_MINUTES
 
 

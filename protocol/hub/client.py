@@ -1,6 +1,6 @@
 """A client that drives a Hub engine process: ours, Scan, dame-rs's ``dame hub``, ...
 
-A small state machine over the dialogue of protocols.md section 1::
+A small state machine over the dialogue of docs/protocols.md section 1::
 
     new --start()--> ready --go--> searching --done--> ready ... --quit()/kill()--> closed
 
@@ -84,7 +84,7 @@ def _seconds(value: float) -> str:
 
 @dataclass(frozen=True)
 class HubLimits:
-    """The search limits of one ``go`` (spec 1.8).
+    """The search limits of one ``go`` (docs/protocols.md 1.8).
 
     ``depth``, ``nodes`` and ``move_time`` (seconds) are caps and may be combined. ``time`` is
     what the engine's clock shows before its move, ``inc`` the increment added after it and

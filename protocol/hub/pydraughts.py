@@ -2,8 +2,8 @@
 
 Hub is defined for 10x10 only. For the 8x8 sets damka reads and writes 33-character positions
 and move numbers in the set's own numbering (English numbers for the algebraic sets). pydraughts
-(0.6.7) drives Hub engines on 8x8 with conventions of its own (spec §1.11), which the Hub
-parameter ``pydraughts-8x8`` switches on:
+(0.6.7) drives Hub engines on 8x8 with conventions of its own (docs/protocols.md 1.11), which
+the Hub parameter ``pydraughts-8x8`` switches on:
 
 * English: the position string is rotated by 180 degrees and colour-swapped (side letter
   included); moves use the normal PDN numbers.

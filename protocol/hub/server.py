@@ -50,7 +50,7 @@ __all__ = ["HubServer", "main", "hub_score"]
 VARIANT_VALUES = ("normal", "english", "russian", "brazilian", "spanish", "italian", "czech")
 #: seconds per move when a ``go`` comes without a ``level`` (Scan would search "forever")
 DEFAULT_MOVETIME = 2.0
-EVAL_CLAMP = 8000  # hundredths: evaluation scores stay within +-80.00 men (spec 1.5)
+EVAL_CLAMP = 8000  # hundredths: evaluation scores stay within +-80.00 men (docs/protocols.md 1.5)
 
 
 def hub_score(score: int, mate_score: int = 30000, mate_threshold: int = 29000) -> str:
@@ -474,7 +474,7 @@ class HubServer:
             fields["movetime"] = number("move-time")
         if "time" in args or "inc" in args or "moves" in args:
             inc = number("inc") if args.get("inc") else 0.0
-            # the increment is added before the move (spec 1.8): it may be spent now
+            # the increment is added before the move (docs/protocols.md 1.8): it may be spent now
             fields["time_left"] = number("time", default="30") + inc
             fields["increment"] = inc
             if args.get("moves"):
@@ -615,10 +615,10 @@ class HubServer:
         return moves[0]
 
     def cmd_ponder_hit(self, args: dict) -> None:
-        """Ignored when idle (spec 1.4)."""
+        """Ignored when idle (docs/protocols.md 1.4)."""
 
     def cmd_stop(self, args: dict) -> None:
-        """Ignored when idle: no ``done`` is sent (spec 1.4)."""
+        """Ignored when idle: no ``done`` is sent (docs/protocols.md 1.4)."""
 
     def cmd_ping(self, args: dict) -> None:
         self.send("pong")

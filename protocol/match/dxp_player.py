@@ -61,8 +61,8 @@ ROUND_TRIP = 0.02
 
 
 def dxp_minutes(control: TimeControl) -> int:
-    """The GAMEREQ thinking time: the game clock in whole minutes (000-999, as the spec and
-    Scan's integer reader have it), 0 without a clock. ValueError, saying what to use instead,
+    """The GAMEREQ thinking time: the game clock in whole minutes (000-999, as DXP, in
+    docs/protocols.md 2.2, and Scan's integer reader have it), 0 without a clock. ValueError, saying what to use instead,
     for a clock the field cannot hold: a fraction of a minute, an increment, or a time per
     so many moves (a GAMEREQ clock is for the whole game). The runner refuses such a match
     before it starts, so that both sides play to the clock announced."""
