@@ -3,7 +3,7 @@
 No I/O and no engine here: text <-> messages and bytes <-> message texts only, so that every
 layout can be tested byte for byte. Fields are fixed-width and zero-padded exactly as the
 DamExchange pages lay them out (docs/protocols.md section 2.2). Squares are the numbers 1..50
-of the 10x10 board; converting them to engine squares is the session's business.
+of the 10x10 board; converting them to engine squares is ``convert``'s business.
 
 Decoding is strict about lengths and field values (a wrong message raises DxpError saying
 which field is wrong) but tolerant where real programs differ: trailing spaces of names are

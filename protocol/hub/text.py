@@ -1,6 +1,6 @@
 """Hub protocol lines: reading and writing ``command name=value flag name="a b"``.
 
-Shared by the engine side (hub.py) and by clients that drive other Hub engines. Reading is
+Shared by the engine side (hub/server.py) and by clients that drive other Hub engines. Reading is
 Scan's tokeniser (docs/protocols.md 1.2): blanks separate tokens, a value is a bare word or
 everything up to the next ``"``, there is no escape. Writing quotes exactly when a value is empty or holds a
 blank, ``=`` or ``"``; a value can never contain ``"`` or a line break (it would end the line
