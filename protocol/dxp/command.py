@@ -16,7 +16,8 @@ from engine.search import Engine
 from protocol.dxp.convert import VARIANT
 from protocol.dxp.listener import _stdout_log, parse_address, play
 from protocol.dxp.records import append_pdn
-from protocol.dxp.session import DEFAULT_MAX_MINUTES, DxpSettings, MatchSettings, _no_log
+from protocol.dxp.defaults import DEFAULT_MAX_MINUTES
+from protocol.dxp.session import DxpSettings, MatchSettings, _no_log
 
 __all__ = ["main"]
 
