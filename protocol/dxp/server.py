@@ -10,7 +10,8 @@ in layers, each knowing nothing of the one above it:
 * ``protocol.dxp.transport`` and ``protocol.dxp.listener``: writing with a deadline, then the
   sockets, the pacing of our messages, and the listen/accept and connect loops (``play``);
 * ``protocol.dxp.defaults``: what the command and the library assume when not told;
-* ``protocol.dxp.command``: ``main``, the command itself.
+* ``protocol.dxp.command``: the command itself, its arguments (``add_parser``) and ``run``
+  (here still under its old name ``main``).
 
 This module only gathers their names, so that code written against ``protocol.dxp.server``
 keeps working; new code imports from the module that does the job.
@@ -21,7 +22,7 @@ from __future__ import annotations
 # Beyond ``__all__`` (unchanged), every name that other code imported from here before the
 # split is imported below too, private ``_Game`` included (tests build one).
 
-from protocol.dxp.command import main
+from protocol.dxp.command import run as main
 from protocol.dxp.convert import (
     VARIANT,
     draw_by_rules,

@@ -2,5 +2,7 @@
 
 ``runner`` plays the games, ``players``/``engines`` wrap damka, Hub and DXP engines (the DXP
 one is ``dxp_player``), ``timecontrol``, ``openings``, ``stats`` and ``report`` do one job
-each, ``main`` is the command. Imports ``engine`` and the Hub/DXP clients of ``protocol``.
+each, ``defaults`` holds what the runner and the command assume when not told, ``command``
+is the command's arguments and ``run``, ``main`` the body ``run`` calls. Imports ``engine``,
+``protocol.args`` and the Hub/DXP clients of ``protocol``.
 """
