@@ -15,10 +15,12 @@ from .board import Board
 from .search import Engine, Limits, SearchResult
 from .variants import get_variant
 
-__all__ = ["BENCH_POSITIONS", "DEFAULT_DEPTH", "BenchLine", "run_bench"]
+__all__ = ["BENCH_POSITIONS", "DEFAULT_DEPTH", "DEFAULT_HASH_MB", "BenchLine", "run_bench"]
 
 #: the depth of a plain ``damka bench``: a few seconds in all on this project's machines
 DEFAULT_DEPTH = 12
+#: the hash table of a plain ``damka bench``, MB (part of what the node signature depends on)
+DEFAULT_HASH_MB = 16
 
 #: (rule set, FEN): the start position, middle games and an endgame per rule set
 BENCH_POSITIONS: tuple[tuple[str, str], ...] = (
@@ -62,7 +64,7 @@ class BenchLine:
     seconds: float
 
 
-def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = 16,
+def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = DEFAULT_HASH_MB,
               on_line: Callable[[BenchLine], object] | None = None) -> tuple[int, float]:
     """Search every bench position to ``depth``; returns (total nodes, seconds)."""
     engines: dict[str, Engine] = {}

@@ -7,8 +7,11 @@ declare and check their hash setting without loading the search. Every front end
 
 from __future__ import annotations
 
-__all__ = ["MIN_HASH_MB", "MAX_HASH_MB", "check_hash"]
+__all__ = ["DEFAULT_HASH_MB", "MIN_HASH_MB", "MAX_HASH_MB", "check_hash"]
 
+#: the table of an engine not told its size (Engine, the Hub's hash-mb, analyse, dxp, match's
+#: damka engines)
+DEFAULT_HASH_MB = 64
 #: the smallest table: one megabyte
 MIN_HASH_MB = 1
 #: the largest table: 4 GB (every page of the table is brought into memory when it is made,

@@ -30,7 +30,7 @@ from .board import Board
 from .draws import DrawCounters, game_history
 from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, man_worth, material_core
 from .fen import parse_fen
-from .hashsize import check_hash
+from .hashsize import DEFAULT_HASH_MB, check_hash
 from .levels import Level, choose, get_level, line_material
 from .move import Move
 from .threads import check_threads, max_threads
@@ -222,7 +222,7 @@ class Engine:
     def __init__(
         self,
         variant: "str | Variant" = "international",
-        hash_mb: int = 64,
+        hash_mb: int = DEFAULT_HASH_MB,
         level: "str | Level | None" = None,
         seed: int = 0,
         time_settings: TimeSettings | None = None,

@@ -413,13 +413,13 @@ def test_divide_progress_is_one_step_per_root_move():
 
 
 def test_cli_perft_shows_progress_on_a_terminal_only(monkeypatch, capsys):
-    import protocol.cli
+    import protocol.perft_command
     from protocol.cli import main
 
     entry = max(_perft_entries(0, 400_000), key=lambda e: e["nodes"])
     command = ["perft", "--variant", entry["variant"], "--fen", entry["fen"],
                "--depth", str(entry["depth"])]
-    monkeypatch.setattr(protocol.cli, "PERFT_PROGRESS_AFTER", 0.0)  # every depth after the first
+    monkeypatch.setattr(protocol.perft_command, "PERFT_PROGRESS_AFTER", 0.0)  # every depth after the first
     assert main(command) == 0
     assert capsys.readouterr().err == ""  # not a terminal: no progress line
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Union
 
+from protocol.dxp.defaults import DEFAULT_PORT
+
 __all__ = [
     "MAX_LENGTH",
     "NAME_WIDTH",
@@ -45,7 +47,6 @@ __all__ = [
 #: the longest message, NUL not counted
 MAX_LENGTH = 127
 NAME_WIDTH = 32
-DEFAULT_PORT = 27531
 PROTOCOL_VERSION = 1
 SQUARES = 50
 #: the most pieces one capture can take on 10x10 (the MOVE field allows 00-20)

@@ -23,7 +23,6 @@ from engine.printable import printable
 from engine.search import Engine
 
 from protocol.dxp.codec import (
-    DEFAULT_PORT,
     AcceptCode,
     BackAccept,
     Chat,
@@ -33,6 +32,7 @@ from protocol.dxp.codec import (
     Reassembler,
     encode,
 )
+from protocol.dxp.defaults import DEFAULT_HOST, DEFAULT_MAX_SESSIONS, DEFAULT_PORT
 from protocol.dxp.records import GameRecord
 from protocol.dxp.session import NAME, DxpSession, DxpSettings, Log, MatchProgress, SearchDone
 from protocol.dxp.transport import send_all
@@ -53,13 +53,10 @@ __all__ = [
     "play",
 ]
 
-DEFAULT_HOST = "127.0.0.1"
 #: the least time between two of our messages with nothing received in between, and always
 #: after GAMEACC or BACKACC: pydraughts merges messages that arrive together and loses the
 #: second, and a widely used client loses a first move sent right after GAMEACC
 PACE = 0.1
-#: connections served at once by default (each has its own engine and hash table)
-DEFAULT_MAX_SESSIONS = 2
 #: a connection beyond the limit waits this long for a session to end before it is told busy
 BUSY_WAIT = 0.5
 #: ... then this long for its GAMEREQ (answered with GAMEACC code 2) before it is closed

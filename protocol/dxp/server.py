@@ -9,7 +9,9 @@ in layers, each knowing nothing of the one above it:
 * ``protocol.dxp.session``: ``DxpSession``, the state machine of one connection (no sockets);
 * ``protocol.dxp.transport`` and ``protocol.dxp.listener``: writing with a deadline, then the
   sockets, the pacing of our messages, and the listen/accept and connect loops (``play``);
-* ``protocol.dxp.command``: ``main``, the command itself.
+* ``protocol.dxp.defaults``: what the command and the library assume when not told;
+* ``protocol.dxp.command``: the command itself, its arguments (``add_parser``) and ``run``
+  (here still under its old name ``main``).
 
 This module only gathers their names, so that code written against ``protocol.dxp.server``
 keeps working; new code imports from the module that does the job.
@@ -20,8 +22,7 @@ from __future__ import annotations
 # Beyond ``__all__`` (unchanged), every name that other code imported from here before the
 # split is imported below too, private ``_Game`` included (tests build one).
 
-from protocol.dxp.codec import DEFAULT_PORT
-from protocol.dxp.command import main
+from protocol.dxp.command import run as main
 from protocol.dxp.convert import (
     VARIANT,
     draw_by_rules,
@@ -31,11 +32,17 @@ from protocol.dxp.convert import (
     position_from_dxp,
     position_to_dxp,
 )
+from protocol.dxp.defaults import (
+    DEFAULT_HOST,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_MINUTES,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MOVETIME,
+    DEFAULT_PORT,
+)
 from protocol.dxp.listener import (
     BUSY_LINGER,
     BUSY_WAIT,
-    DEFAULT_HOST,
-    DEFAULT_MAX_SESSIONS,
     MAX_WAITING,
     PACE,
     POLL_CAP,
@@ -48,9 +55,6 @@ from protocol.dxp.listener import (
 )
 from protocol.dxp.records import GameRecord, append_pdn, pdn_game, record_game
 from protocol.dxp.session import (
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_MINUTES,
-    DEFAULT_MOVETIME,
     FLAG_GRACE,
     FLAG_GRACE_PER_MOVE,
     LAST_RESORT_MOVETIME,

@@ -68,6 +68,8 @@ from protocol.dxp.convert import (
     position_from_dxp,
     position_to_dxp,
 )
+from protocol.dxp.defaults import (DEFAULT_GAMES, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_MINUTES,
+                                   DEFAULT_MOVETIME)
 from protocol.dxp.records import GameRecord
 
 __all__ = [
@@ -87,8 +89,6 @@ __all__ = [
     "DxpSession",
 ]
 
-#: seconds per move when the GAMEREQ gives no thinking time (000 minutes)
-DEFAULT_MOVETIME = 1.0
 #: seconds per move once our clock has run out (we still move rather than stall the game)
 LAST_RESORT_MOVETIME = 0.05
 #: the peer loses on time once it has used its clock plus this grace for the transport: our
@@ -96,10 +96,6 @@ LAST_RESORT_MOVETIME = 0.05
 FLAG_GRACE = 0.5
 #: ... plus this much for each move the peer has made (round trips add up over a game)
 FLAG_GRACE_PER_MOVE = 0.05
-#: drop a peer silent this long (seconds; not while its clock runs in a game, nor while we think)
-DEFAULT_IDLE_TIMEOUT = 300.0
-#: the longest GAMEREQ clock a follower accepts by default, minutes a side
-DEFAULT_MAX_MINUTES = 120
 #: protocol errors a session keeps (the count goes on)
 MAX_ERRORS = 100
 NAME = f"damka {__version__}"[:NAME_WIDTH]
@@ -117,7 +113,7 @@ class MatchSettings:
     then alternate. ``takebacks`` (for tests): on our turn at ply ``at`` (once per game) we
     ask to go back to ply ``to`` before moving."""
 
-    games: int = 2
+    games: int = DEFAULT_GAMES
     minutes: int = 0  #: whole minutes, as GAMEREQ writes them
     moves: int = 0
     white_first: bool = True

@@ -30,7 +30,7 @@ from engine import __version__
 from engine.board import Board
 from engine.errors import DamkaError
 from engine.printable import printable as _printable
-from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
+from engine.hashsize import DEFAULT_HASH_MB, MAX_HASH_MB, MIN_HASH_MB
 from engine.levels import LEVELS
 from engine.threads import max_threads
 from engine.timeman import DEFAULT_OVERHEAD
@@ -69,7 +69,7 @@ class Params:
     """The engine parameters a GUI can set with ``set-param``."""
 
     variant: Variant = field(default_factory=lambda: get_variant("international"))
-    hash_mb: int = 64
+    hash_mb: int = DEFAULT_HASH_MB
     threads: int = 1  #: search threads (Lazy SMP), 1 up to the cores
     level: str = "full"
     #: None: the default overhead, which shrinks with the time per move (engine.timeman)

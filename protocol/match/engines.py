@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.game import Game
+from engine.hashsize import DEFAULT_HASH_MB
 from protocol.match.players import Answer, EngineCrash, EngineTimeout, Player
 from protocol.match.timecontrol import MoveRequest, TimeControl
 from engine.variants import Variant
@@ -47,7 +48,7 @@ class EngineSpec:
     params: tuple[tuple[str, str], ...] = ()
     address: tuple[str, int] | None = None
     level: str | None = None
-    hash_mb: int = 64
+    hash_mb: int = DEFAULT_HASH_MB
     threads: int = 1  #: search threads (damka: Lazy SMP over one hash table)
     seed: int = 0
     evaluation: str | None = None  #: "classic" or "learned"; None: the engine's default
@@ -133,7 +134,7 @@ def parse_engine(text: str) -> EngineSpec:
                 raise EngineSpecError(f"{exc} in {text!r}") from None
         from engine.hashsize import check_hash
 
-        hash_mb = _int(values.get("hash", "64"), "hash", text)
+        hash_mb = _int(values.get("hash", str(DEFAULT_HASH_MB)), "hash", text)
         try:
             check_hash(hash_mb)
         except ValueError as exc:

@@ -17,6 +17,7 @@ from typing import Sequence
 
 from engine.errors import DamkaError
 from engine.game import Game, GameOverError, Termination
+from protocol.match.defaults import DEFAULT_CONCURRENCY, DEFAULT_EVENT, DEFAULT_MAX_MOVES
 from protocol.match.openings import Opening
 from protocol.match.players import Answer, EngineResigned, EngineTimeout, Player, PlayerError, PlayerSpec
 from protocol.match.timecontrol import DEFAULT_GRACE, Clock, TimeControl
@@ -40,8 +41,6 @@ __all__ = [
     "schedule",
 ]
 
-#: default adjudication: a draw after this many moves by each side (opening not counted)
-DEFAULT_MAX_MOVES = 200
 #: how long a move under depth/nodes limits alone may take before the engine is given up on
 DEFAULT_HANG_TIMEOUT = 300.0
 #: attempts at a game whose engine cannot be started or reached before the match stops
@@ -130,14 +129,14 @@ class MatchConfig:
     openings: Sequence[Opening]
     variant: "str | Variant" = "international"
     games_per_pair: int | None = None
-    concurrency: int = 1
+    concurrency: int = DEFAULT_CONCURRENCY
     pdn: "str | os.PathLike[str] | None" = None
     resume: bool = False
     max_moves: int | None = DEFAULT_MAX_MOVES
     grace: float = DEFAULT_GRACE
     hang_timeout: float = DEFAULT_HANG_TIMEOUT
     sprt: SprtSettings | None = None
-    event: str = "damka match"
+    event: str = DEFAULT_EVENT
     comments: bool = True
     #: a Ray cluster (``auto``, ``ray://HOST:PORT``, ``local``) to play on; ``concurrency``
     #: is then games per worker machine, None for one per core

@@ -1,8 +1,8 @@
 """``damka match``: from the parsed command line to a played match and its table.
 
-The command line itself is declared in protocol/cli.py (``_add_match``); this module builds the
-MatchConfig, runs the Match with a progress line on stderr, and prints the final table on
-stdout. Ctrl-C stops the match: the finished games are in the PDN file, ``--resume`` goes on.
+The command line itself is declared in protocol/match/command.py, whose ``run`` calls ``main``
+here; this module builds the MatchConfig, runs the Match with a progress line on stderr, and
+prints the final table on stdout. Ctrl-C stops the match: the finished games are in the PDN file, ``--resume`` goes on.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from protocol.match.defaults import DEFAULT_CONCURRENCY
 from protocol.match.runner import Match, MatchConfig, MatchError, SprtSettings
 from protocol.match.report import Progress, final_table
 from protocol.match.openings import read_openings, start_opening
@@ -52,7 +53,8 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         openings=openings,
         variant=variant,
         games_per_pair=args.games,
-        concurrency=args.concurrency if cluster is not None else args.concurrency or 1,
+        concurrency=(args.concurrency if cluster is not None
+                     else args.concurrency or DEFAULT_CONCURRENCY),
         pdn=args.pdn,
         resume=args.resume,
         max_moves=args.max_moves or None,

@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 
 from engine.game import Game
 from engine.variants import get_variant
+from protocol.match.defaults import DEFAULT_CONCURRENCY
 from protocol.match.games import (DEFAULT_HANG_TIMEOUT, DEFAULT_MAX_MOVES, EnginePool,
                                   GameRecord, MatchConfig, NotPlayed, Scheduled, SprtSettings,
                                   new_game, play_game, play_scheduled, schedule)
@@ -153,7 +154,7 @@ class Match:
         if not config.openings:
             raise MatchError("a match needs at least one opening")
         if config.concurrency is None and config.cluster is None:
-            config.concurrency = 1
+            config.concurrency = DEFAULT_CONCURRENCY
         if config.concurrency is not None and config.concurrency < 1:
             raise MatchError(f"concurrency must be at least 1, not {config.concurrency}")
         if not config.grace >= 0:
@@ -264,7 +265,7 @@ class Match:
             if self.state.not_played:
                 raise MatchError(self._unreachable())
             return self.state
-        limit = self.config.concurrency or 1
+        limit = self.config.concurrency or DEFAULT_CONCURRENCY
         self._pools = [EnginePool(spec, self.variant, min(limit, spec.max_instances or limit))
                        for spec in self.config.engines]
         try:

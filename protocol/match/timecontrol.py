@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["TimeControl", "Clock", "MoveRequest", "DEFAULT_GRACE", "parse_time_control"]
+from protocol.match.defaults import DEFAULT_GRACE
 
-#: seconds an engine may overstep its clock before it loses on time (transport allowance)
-DEFAULT_GRACE = 0.1
+__all__ = ["TimeControl", "Clock", "MoveRequest", "DEFAULT_GRACE", "parse_time_control"]
 
 _TC = re.compile(r"^\s*(?:(?P<moves>\d+)\s*/\s*)?(?P<time>\d+(?:\.\d*)?|\.\d+)"
                  r"(?:\s*\+\s*(?P<inc>\d+(?:\.\d*)?|\.\d+))?\s*$")

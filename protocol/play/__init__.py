@@ -4,8 +4,10 @@ A thin translator, as the design card asks of every front end: ``session`` holds
 (an engine.game.Game each) and turns them into plain JSON; ``app`` maps HTTP requests onto it;
 ``server`` runs it on localhost and opens the browser; ``rules_pages`` writes the rules pages
 from the rules records of engine.variants; ``static/`` is the page itself (plain HTML, CSS and
-JavaScript, no build step, no external network). Nothing here is imported by
-``engine`` or ``damka hub``: only the ``play`` command loads it.
+JavaScript, no build step, no external network). ``command`` is the command's arguments and
+``run``, ``defaults`` where it serves when not told: the ``damka`` parser loads these two and
+nothing else of the package; nothing here is imported by ``engine`` or ``damka hub``, and the
+web code loads only when the ``play`` command runs.
 """
 
 from __future__ import annotations

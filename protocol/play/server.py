@@ -19,6 +19,7 @@ from typing import TextIO
 import uvicorn
 
 from .app import create_app
+from .defaults import DEFAULT_HOST, DEFAULT_PORT
 
 __all__ = ["serve", "open_browser", "url_for"]
 
@@ -66,7 +67,7 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(host: str = "127.0.0.1", port: int = 0, browser: bool = True,
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, browser: bool = True,
           out: TextIO | None = None) -> int:
     """Serve the page until interrupted; returns the exit status."""
     out = out or sys.stdout

@@ -1,13 +1,13 @@
 """What ``damka selfplay`` and ``damka tune`` assume when not told, and how data names a rule
-set (imported by the command line and by the code behind it alike, so it imports nothing of
-this package)."""
+set (``variant_label``, the command line's own, re-exported). Imported by the command line and
+by the code behind it alike, so it imports nothing of this package and nothing heavy."""
 
 from __future__ import annotations
 
-from engine.variants import Variant
+from protocol.args import variant_label
 
 __all__ = ["DEFAULT_NODES", "DEFAULT_RANDOM_PLIES", "DEFAULT_MAX_PLIES", "DEFAULT_HASH_MB",
-           "DEFAULT_L2", "DEFAULT_MIN_COUNT", "variant_label"]
+           "DEFAULT_L2", "DEFAULT_MIN_COUNT", "DEFAULT_PATIENCE", "variant_label"]
 
 #: damka selfplay: nodes per move, random opening plies, the adjudication cap, hash per worker
 DEFAULT_NODES = 4000
@@ -18,8 +18,5 @@ DEFAULT_HASH_MB = 8
 #: fewest training positions a weight's feature must occur in to be fitted
 DEFAULT_L2 = 10.0
 DEFAULT_MIN_COUNT = 10
-
-
-def variant_label(variant: Variant) -> str:
-    """A name that get_variant reads back, house rule included (``russian-nocapture``)."""
-    return variant.name if variant.forced_capture else f"{variant.name}-nocapture"
+#: damka tune: iterations without a better validation loss before the fit stops
+DEFAULT_PATIENCE = 10

@@ -20,6 +20,8 @@ import numpy as np
 from scipy import optimize, sparse
 from scipy.special import expit
 
+from .defaults import DEFAULT_PATIENCE
+
 __all__ = ["cross_entropy", "fit_k", "target", "Fit", "fit_weights"]
 
 #: one man, in the units of the weights (the L2 penalty counts weights in men)
@@ -75,7 +77,7 @@ class _Stop(Exception):
 
 def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.csr_matrix,
                 t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
-                patience: int = 10, init: np.ndarray | None = None,
+                patience: int = DEFAULT_PATIENCE, init: np.ndarray | None = None,
                 report: Report | None = None, min_count: int = 0,
                 limit: float | None = None) -> Fit:
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.

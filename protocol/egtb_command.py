@@ -1,7 +1,9 @@
 """The ``damka egtb`` command: ``build``, ``probe`` and ``verify`` endgame databases.
 
-The work is in ``engine.egtb``; this module reads the arguments, shows progress on stderr and
-prints results. Bad input raises ValueError (one line, exit status 2).
+The work is in ``engine.egtb``; this module declares the arguments (``add_parser``: one
+sub-parser per action), runs the action asked for (``run``), shows progress on stderr and
+prints results. Bad input raises ValueError (one line, exit status 2). ``load_tables`` also
+serves ``damka analyse --egtb``.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import sys
 import time
 
 from engine.variants import Variant, get_variant, variant_names
-from protocol.training.cli import bounded
 
-__all__ = ["add_egtb"]
+from protocol import args as arg
+
+__all__ = ["add_parser", "run", "load_tables"]
 
 
-def add_egtb(subparsers) -> None:
+def add_parser(subparsers) -> None:
     from engine.egtb import MAX_PIECES
 
     p = subparsers.add_parser(
@@ -30,6 +33,7 @@ def add_egtb(subparsers) -> None:
     )
     sub = p.add_subparsers(dest="egtb_command", metavar="ACTION", title="actions")
     sub.required = True
+    p.set_defaults(run=run)
 
     def common(q: argparse.ArgumentParser, variant_required: bool = True) -> None:
         q.add_argument("--variant", required=variant_required,
@@ -43,25 +47,30 @@ def add_egtb(subparsers) -> None:
                                    "already on disk are checked and reused, so an interrupted "
                                    "build goes on where it stopped.")
     common(b)
-    b.add_argument("--pieces", type=bounded(int, "pieces", 2, MAX_PIECES), required=True,
+    b.add_argument("--pieces", type=arg.bounded(int, "pieces", 2, MAX_PIECES), required=True,
                    help=f"most pieces on the board, 2..{MAX_PIECES}")
-    b.add_argument("--workers", type=bounded(int, "workers", 1, 256), default=1,
+    b.add_argument("--workers", type=arg.bounded(int, "workers", 1, 256), default=1,
                    help="threads sharing the work of each slice (default 1)")
-    b.set_defaults(run=_run_build)
+    b.set_defaults(egtb_action=_run_build)
 
     q = sub.add_parser("probe", help="print the database value of a position",
                        description="Print the value of a position and the moves that keep it.")
     common(q)
     q.add_argument("--fen", required=True, help="the position")
-    q.set_defaults(run=_run_probe)
+    q.set_defaults(egtb_action=_run_probe)
 
     v = sub.add_parser("verify", help="check every stored position against its successors",
                        description="Check every stored value against the best of its "
                                    "successors (all rule sets found, or --variant).")
     common(v, variant_required=False)
-    v.add_argument("--workers", type=bounded(int, "workers", 1, 256), default=1,
+    v.add_argument("--workers", type=arg.bounded(int, "workers", 1, 256), default=1,
                    help="slices checked at once (default 1)")
-    v.set_defaults(run=_run_verify)
+    v.set_defaults(egtb_action=_run_verify)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The action asked for (build, probe or verify)."""
+    return args.egtb_action(args)
 
 
 def _human_bytes(n: float) -> str:

@@ -1,0 +1,72 @@
+"""``damka selfplay``: its arguments and ``run``; the games are played by
+protocol.training.selfplay_main, imported (with numpy and the workers) only when it runs.
+Bad input raises ValueError (one line, exit status 2)."""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
+
+from protocol import args as arg
+
+from .defaults import DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_NODES, DEFAULT_RANDOM_PLIES
+from .options import add_variant, need_train_extra, read_variant
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "selfplay",
+        help="play engine-against-itself games and write them as training data",
+        description="Play games between identical engines at a fixed budget per move, from "
+                    "varied openings, on every core, and write every position with its search "
+                    "score and the game's result as numpy .npz chunks (docs/training.md). "
+                    "The same --seed gives the same games; rerunning with the same --out goes "
+                    "on where it stopped; Ctrl-C keeps the finished games.",
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="the data directory")
+    p.add_argument("--games", required=True, type=arg.bounded(int, "games", 1), metavar="N",
+                   help="games the directory should hold (a rerun plays the missing ones)")
+    add_variant(p)
+    p.add_argument("--nodes", type=arg.bounded(int, "nodes", 1), metavar="N",
+                   help=f"nodes per move (default {DEFAULT_NODES} when --depth is not given)")
+    p.add_argument("--depth", type=arg.bounded(int, "depth", 1, arg.MAX_DEPTH), metavar="D",
+                   help="depth per move (with --nodes, whichever comes first)")
+    p.add_argument("--weights", metavar="FILE", help="the engine's weights (default: its own)")
+    p.add_argument("--random-plies", type=arg.bounded(int, "random-plies", 0, 200), metavar="K",
+                   help=f"random plies before the engines take over, redrawn while a shallow "
+                        f"search gives either side a man (default {DEFAULT_RANDOM_PLIES}, 0 "
+                        f"with --openings)")
+    p.add_argument("--openings", metavar="FILE",
+                   help="openings (PDN, or lines of FENs or moves), used in turn")
+    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
+                   help="endgame databases (damka egtb build): the engines probe them, and a "
+                        "game that reaches a position in them ends with their result "
+                        "(without DIR: the default directory)")
+    p.add_argument("--workers", type=arg.bounded(int, "workers", 1, 1024), default=None,
+                   metavar="N", help="worker processes (default: every core); with --cluster, "
+                                     "on each worker machine")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="play the games on a Ray cluster: auto, ray://HOST:PORT, or local "
+                        "(Ray started here); needs the cluster extra")
+    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=1, metavar="S",
+                   help="the random seed of the openings (default 1)")
+    p.add_argument("--max-plies", type=arg.bounded(int, "max-plies", 1, 30000),
+                   default=DEFAULT_MAX_PLIES, metavar="N",
+                   help=f"a game still going after N plies is a draw (default "
+                        f"{DEFAULT_MAX_PLIES})")
+    p.add_argument("--hash", type=arg.bounded(int, "hash", MIN_HASH_MB, MAX_HASH_MB),
+                   default=DEFAULT_HASH_MB, metavar="MB",
+                   help=f"hash table per worker (default {DEFAULT_HASH_MB})")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    variant = read_variant(args, arg.DEFAULT_VARIANT)
+    need_train_extra("selfplay")
+    from .selfplay_main import main
+
+    return main(args, variant)

@@ -1,0 +1,64 @@
+"""``damka tune``: its arguments and ``run``; the fit is protocol.training.tune_main's,
+imported (with numpy and scipy) only when it runs. Bad input raises ValueError (one line,
+exit status 2)."""
+
+from __future__ import annotations
+
+import argparse
+
+from protocol import args as arg
+
+from .defaults import DEFAULT_L2, DEFAULT_MIN_COUNT, DEFAULT_PATIENCE
+from .options import add_variant, need_train_extra, read_variant
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "tune",
+        help="fit evaluation weights to self-play data (logistic regression)",
+        description="Fit the evaluation's weights by logistic regression of the game result "
+                    "(mixed with the search score by --lambda) on the features of the quiet "
+                    "positions of self-play data, with L2 regularisation and a validation "
+                    "split by game, and write a weights file (docs/training.md).",
+    )
+    p.add_argument("data", nargs="+", metavar="DATA_DIR", help="damka selfplay directories")
+    p.add_argument("--out", required=True, metavar="FILE", help="the weights file to write")
+    add_variant(p)
+    p.add_argument("--lambda", dest="mix", type=arg.bounded(float, "lambda", 0.0, 1.0),
+                   default=0.0, metavar="L",
+                   help="weight of the search score in the target (default 0)")
+    p.add_argument("--l2", type=arg.bounded(float, "l2", 0.0), default=DEFAULT_L2, metavar="X",
+                   help=f"L2 regularisation: a prior on the weights worth X positions of data "
+                        f"per squared man (default {DEFAULT_L2:g}; rare pattern entries stay "
+                        f"near zero)")
+    p.add_argument("--epochs", type=arg.bounded(int, "epochs", 1, 100000), default=300,
+                   metavar="N", help="at most N L-BFGS iterations (default 300)")
+    p.add_argument("--patience", type=arg.bounded(int, "patience", 1, 100000),
+                   default=DEFAULT_PATIENCE, metavar="N",
+                   help=f"stop after N iterations without a better validation loss (default "
+                        f"{DEFAULT_PATIENCE})")
+    p.add_argument("--min-count", type=arg.bounded(int, "min-count", 0),
+                   default=DEFAULT_MIN_COUNT, metavar="N",
+                   help=f"weights whose feature appears in fewer than N training positions keep "
+                        f"their initial value (default {DEFAULT_MIN_COUNT})")
+    p.add_argument("--k", type=arg.bounded(float, "k", 1e-3), default=None, metavar="K",
+                   help="the scale of sigmoid(eval / K) (default: fitted to the data's scores)")
+    p.add_argument("--validation", type=arg.bounded(float, "validation", 0.0, 0.9), default=0.1,
+                   metavar="F", help="share of the games held out for validation (default 0.1)")
+    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=1, metavar="S",
+                   help="the seed of the validation split (default 1)")
+    p.add_argument("--init", metavar="FILE", help="start from these weights (default: zeros)")
+    p.add_argument("--quiet-only", action=argparse.BooleanOptionalAction, default=True,
+                   help="fit only positions without a capture for either side (default on)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    variant = read_variant(args, None)
+    need_train_extra("tune")
+    from .tune_main import main
+
+    return main(args, variant)
