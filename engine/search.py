@@ -425,7 +425,6 @@ class Engine:
         (a thread per search cost about a millisecond: more than a DXP move's whole budget)."""
         from concurrent.futures import Future  # (here: it costs start-up 8 ms)
 
-        self._wait_for_clear()
         self._begin()
         future: Future[SearchResult] = Future()
         future.set_running_or_notify_cancel()
@@ -514,6 +513,7 @@ class Engine:
         return self._busy.locked()
 
     def _begin(self) -> None:
+        self._wait_for_clear()  # (a table being cleared is not a search: wait for it)
         if not self._busy.acquire(blocking=False):
             raise RuntimeError("a search is already running on this engine")
         with self._control:

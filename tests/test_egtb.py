@@ -462,7 +462,7 @@ def test_a_won_position_is_converted(db_kings):
             budget, since = (after.plies if after else 0), 0
         else:
             assert since < budget or budget == 0
-    assert board.outcome is not None and board.outcome.winner is True
+    assert board.outcome() is not None and board.outcome().winner is True
 
 
 # -- command line --------------------------------------------------------------------------
@@ -503,10 +503,10 @@ def test_engine_with_databases_converts_a_win(db_kings):
     keep = [m for m, _ in Tablebase(variant, db_kings).best_moves(board)]
     assert result.best_move in keep
     for _ in range(80):
-        if board.outcome is not None:
+        if board.outcome() is not None:
             break
         board.push(engine.search(board, Limits(depth=3)).best_move)
-    assert board.outcome is not None and board.outcome.winner is True
+    assert board.outcome() is not None and board.outcome().winner is True
 
 
 def test_a_win_the_counting_rule_cuts_short_is_a_draw(db_kings):
