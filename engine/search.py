@@ -32,6 +32,7 @@ from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, man_worth, m
 from .fen import parse_fen
 from .hashsize import DEFAULT_HASH_MB, check_hash
 from .levels import Level, choose, get_level, line_material
+from .limits import MAX_DEPTH, Limits
 from .move import Move
 from .threads import check_threads, max_threads
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
@@ -58,8 +59,6 @@ __all__ = [
     "open_databases",
 ]
 
-#: deepest nominal depth (the core's ply stack holds 128 plies including extensions)
-MAX_DEPTH = 96
 #: half width of the first aspiration window, hundredths of a man
 ASPIRATION = 25
 #: aspiration windows from this depth on (shallower iterations are too cheap to bother)
@@ -81,43 +80,6 @@ def mate_in(score: int) -> int | None:
     if score < -MATE_THRESHOLD:
         return -((MATE_SCORE + score) // 2)
     return None
-
-
-@dataclass(frozen=True)
-class Limits:
-    """When to stop searching. Every limit given is a cap; with none, search until stop().
-
-    Times are in seconds. ``movetime`` is the time for this move; ``time_left``,
-    ``increment`` and ``moves_to_go`` are the game clock (the time manager decides).
-    ``infinite`` (analysis) ignores all limits and searches until stop().
-    """
-
-    depth: int | None = None
-    nodes: int | None = None
-    movetime: float | None = None
-    time_left: float | None = None
-    increment: float = 0.0
-    moves_to_go: int | None = None
-    infinite: bool = False
-
-    def __post_init__(self) -> None:
-        if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
-            raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, not {self.depth}")
-        if self.nodes is not None and self.nodes < 1:
-            raise ValueError(f"nodes must be positive, not {self.nodes}")
-        if self.movetime is not None and not self.movetime > 0:
-            raise ValueError(f"movetime must be positive, not {self.movetime}")
-        if self.time_left is not None and not self.time_left >= 0:
-            raise ValueError(f"time_left must not be negative, not {self.time_left}")
-        if not self.increment >= 0:
-            raise ValueError(f"increment must not be negative, not {self.increment}")
-        if self.moves_to_go is not None and self.moves_to_go < 1:
-            raise ValueError(f"moves_to_go must be positive, not {self.moves_to_go}")
-
-    @property
-    def timed(self) -> bool:
-        """Whether a clock limits this search (movetime or a game clock)."""
-        return not self.infinite and (self.movetime is not None or self.time_left is not None)
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,7 @@ def _games(pdn: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_a_match_through_the_ray_client_on_two_nodes_plays_the_same_games(two_nodes, tmp_path):
     cluster = _match(tmp_path / "cluster.pdn", "--cluster", two_nodes)
     assert cluster.returncode == 0, cluster.stdout + cluster.stderr

@@ -64,6 +64,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_a_match_on_a_local_cluster_run_in_a_source_checkout_plays(checkout):
     run = subprocess.run([DAMKA, "match", "--engine", "damka name=a hash=8", "--engine",
                           "damka name=b hash=8", "--depth", "2", "--games", "2", "--cluster",
@@ -74,6 +75,7 @@ def test_a_match_on_a_local_cluster_run_in_a_source_checkout_plays(checkout):
     assert len(list(read_games(checkout / "m.pdn"))) == 2  # a relative --pdn, in the checkout
 
 
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_a_local_ray_listens_on_loopback_only(checkout, tmp_path):
     err = tmp_path / "probe.err"
     with err.open("w") as stderr:

@@ -411,6 +411,7 @@ def test_bad_input_and_dropped_connections_do_not_stop_the_follower(follower_pro
     assert text.count("[Event ") >= 4 and "connection lost" in text
 
 
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_pydraughts_plays_a_complete_game_against_damka_dxp(follower_process):
     from draughts import Board as PyBoard
     from draughts import WHITE

@@ -424,9 +424,9 @@ def test_russian_three_kings_win_unless_the_lone_king_holds_the_long_diagonal(db
     assert tb.probe(Board(variant, "W:WKa1,Kc1,Ke1:BKh2").position).result == WIN
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_international_lone_king_on_the_long_diagonal_draws_against_three_kings(tmp_path):
-    """About a minute of building on two loaded cores: run with -m slow."""
+    """About a minute of building on two loaded cores: run by hand with -m long."""
     variant = get_variant("international")
     build(variant, 4, tmp_path, workers=2, only=_kings_only_3v1)
     tb = Tablebase(variant, tmp_path)
@@ -555,10 +555,10 @@ def test_loading_the_tables_reports_its_progress(db3):
     assert len(calls) == len(tb)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_international_four_kings_beat_one_king(tmp_path):
     """Four kings win against a lone king wherever it stands, the long diagonal included
-    (some minutes of building, 24 on a loaded machine: run with -m slow)."""
+    (some minutes of building, 24 on a loaded machine: run by hand with -m long)."""
     variant = get_variant("international")
     build(variant, 5, tmp_path, workers=2, only=lambda m: m.men == 0 and min(m.wk, m.bk) == 1)
     tb = Tablebase(variant, tmp_path)
@@ -591,7 +591,8 @@ def test_a_pass_split_over_threads_gives_the_same_tables(tmp_path, variant_name,
     assert three[:3].sum() == one[0]
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [n if n == "international" else
+                                  pytest.param(n, marks=pytest.mark.slow) for n in ALL])
 def test_marking_predecessors_gives_the_tables_of_looking_at_everything(tmp_path, name):
     """After its first pass the solver looks only at positions with a successor resolved in
     the pass before, found by taking moves back: the same tables as a solver that looks at

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from protocol.hub.client import HubClient, HubLimits, HubTimeoutError
+from engine.limits import Limits
+from protocol.hub.client import HubClient, HubTimeoutError
 from protocol.match.engines import parse_engine
 from protocol.match.openings import start_opening
 from protocol.match.runner import Match, MatchConfig
@@ -83,11 +84,12 @@ def test_kill_ends_the_engine_behind_a_wrapper(tmp_path):
     engine_pid = int(pidfile.read_text())
     assert engine_pid != client.process.pid  # the shell is a wrapper, not exec'd
     with pytest.raises(HubTimeoutError):
-        client.go(None, limits=HubLimits(move_time=0.05), timeout=0.3)
+        client.go(None, limits=Limits(movetime=0.05), timeout=0.3)
     client.kill()
     assert _wait_gone(engine_pid), "the engine behind the wrapper is still running"
 
 
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_a_match_timeout_ends_the_wrapped_engine(tmp_path):
     command, pidfile = _engine(tmp_path, warm_up=True)
     spec = parse_engine(f"cmd='{' '.join(command[:2])} \"{command[2]}\"' name=hang")

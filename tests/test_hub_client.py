@@ -12,13 +12,15 @@ import pytest
 
 from engine.board import Board
 from engine.game import Game
+from engine.limits import Limits
 from protocol.hub.client import (
     HubClient,
     HubClientError,
     HubEngineDied,
-    HubLimits,
     HubProtocolError,
     HubTimeoutError,
+    budget,
+    level_line,
 )
 
 DAMKA = [str(Path(sys.executable).with_name("damka")), "hub"]
@@ -43,7 +45,7 @@ def test_handshake_reads_id_and_params(damka):
 
 def test_go_returns_a_legal_move_and_infos(damka):
     damka.new_game()
-    move, ponder, infos = damka.go(None, ["32-28", "17-22"], HubLimits(depth=4))
+    move, ponder, infos = damka.go(None, ["32-28", "17-22"], Limits(depth=4))
     board = Board()
     board.push("32-28")
     board.push("17-22")
@@ -56,15 +58,15 @@ def test_go_from_a_board_with_history_and_a_fen(damka):
     game = Game("international", "W:WK49,36:BK1,15")
     for text in ("49-43", "1-6", "43-49"):
         game.push(text)
-    result = damka.go(game.board, limits=HubLimits(nodes=2000))
+    result = damka.go(game.board, limits=Limits(nodes=2000))
     assert game.board.parse_move(result.move)
-    result = damka.go("W:W31-50:B1-20", limits=HubLimits(move_time=0.05))
+    result = damka.go("W:W31-50:B1-20", limits=Limits(movetime=0.05))
     assert Board().parse_move(result.move)
     assert result.elapsed < 2.0
 
 
 def test_ping_and_stop_during_an_infinite_search(damka):
-    damka.start_search(None, [], HubLimits(infinite=True), mode="analyze")
+    damka.start_search(None, [], Limits(infinite=True), mode="analyze")
     time.sleep(0.1)
     assert damka.ping() < 1.0
     result = damka.stop()
@@ -75,7 +77,7 @@ def test_ping_and_stop_during_an_infinite_search(damka):
 
 def test_8x8_rule_set_through_the_variant_parameter():
     with HubClient(DAMKA, variant="russian") as client:
-        move, _, _ = client.go(None, ["c3-d4"], HubLimits(depth=3))
+        move, _, _ = client.go(None, ["c3-d4"], Limits(depth=3))
         board = Board("russian")
         board.push("c3-d4")
         assert board.parse_move(move)
@@ -89,15 +91,16 @@ def test_parameter_errors_are_clear():
 
 
 def test_level_lines():
-    assert HubLimits(depth=7).level_line() == "level depth=7"
-    assert HubLimits(nodes=1000, depth=3).level_line() == "level depth=3 nodes=1000"
-    assert HubLimits(move_time=0.25).level_line() == "level move-time=0.250"
-    assert HubLimits(time=5, inc=0.2, moves=40).level_line() == "level moves=40 time=4.800 inc=0.200"
-    assert HubLimits(time=60).level_line() == "level time=60.000"
-    assert HubLimits(infinite=True).level_line() == "level infinite"
+    assert level_line(Limits(depth=7)) == "level depth=7"
+    assert level_line(Limits(nodes=1000, depth=3)) == "level depth=3 nodes=1000"
+    assert level_line(Limits(movetime=0.25)) == "level move-time=0.250"
+    assert level_line(Limits(time_left=5, increment=0.2, moves_to_go=40)) == \
+        "level moves=40 time=4.800 inc=0.200"
+    assert level_line(Limits(time_left=60)) == "level time=60.000"
+    assert level_line(Limits(infinite=True)) == "level infinite"
     with pytest.raises(ValueError):
-        HubLimits().level_line()
-    assert HubLimits(time=3, move_time=1).budget() == 1 and HubLimits(depth=3).budget() is None
+        level_line(Limits())
+    assert budget(Limits(time_left=3, movetime=1)) == 1 and budget(Limits(depth=3)) is None
 
 
 # -- dame-rs, the peer engine -----------------------------------------------------------------------
@@ -112,7 +115,7 @@ def test_damka_and_dame_play_a_few_moves_against_each_other():
             client.new_game()
         while game.ply < 8 and not game.is_over():
             client = white if game.board.white_to_move else black
-            move, _, _ = client.go(game.board, limits=HubLimits(move_time=0.05))
+            move, _, _ = client.go(game.board, limits=Limits(movetime=0.05))
             game.push(move)  # raises if the engine's move is not legal
     assert game.ply == 8
 
@@ -229,7 +232,7 @@ def fake(tmp_path, monkeypatch):
 def test_odd_but_valid_output_is_understood(fake):
     with fake("normal", options={"speed": 3}, variant="russian") as client:
         assert client.id["author"] == "A Person"
-        result = client.go(Board("russian"), limits=HubLimits(time=5, inc=0.2))
+        result = client.go(Board("russian"), limits=Limits(time_left=5, increment=0.2))
         assert (result.move, result.ponder) == ("32-28", "17-22")
         first, second = result.infos
         assert first.depth == 3 and first.score == 0.25 and first.pv == ("32-28", "17-22")
@@ -247,18 +250,18 @@ def test_odd_but_valid_output_is_understood(fake):
 
 def test_a_bare_done_means_no_move(fake):
     with fake("bare") as client:
-        move, ponder, infos = client.go(None, [], HubLimits(depth=1))
+        move, ponder, infos = client.go(None, [], Limits(depth=1))
         assert move == "32-28" and ponder is None and len(infos) == 2
 
 
 def test_an_engine_that_dies_during_a_search(fake):
     client = fake("die").start()
     with pytest.raises(HubEngineDied) as info:
-        client.go(None, [], HubLimits(depth=5))
+        client.go(None, [], Limits(depth=5))
     assert info.value.returncode == 3
     assert "code 3" in str(info.value) and "segmentation fault" in str(info.value)
     with pytest.raises(HubClientError):
-        client.go(None, [], HubLimits(depth=5))
+        client.go(None, [], Limits(depth=5))
     client.quit()
 
 
@@ -266,7 +269,7 @@ def test_a_search_that_ends_only_on_stop(fake):
     client = fake("late", reply_timeout=2).start()
     start = time.monotonic()
     with pytest.raises(HubTimeoutError) as info:
-        client.go(None, [], HubLimits(move_time=0.1), timeout=0.5)
+        client.go(None, [], Limits(movetime=0.1), timeout=0.5)
     assert time.monotonic() - start < 2
     assert info.value.late_result.move == "33-28"
     assert client.state.value == "ready"  # the engine answered stop: it can go on
@@ -277,7 +280,7 @@ def test_a_search_that_ends_only_on_stop(fake):
 def test_an_engine_that_hangs_is_killed(fake):
     client = fake("deaf", reply_timeout=0.3).start()
     with pytest.raises(HubTimeoutError) as info:
-        client.go(None, [], HubLimits(depth=3), timeout=0.3)
+        client.go(None, [], Limits(depth=3), timeout=0.3)
     assert info.value.late_result is None and client.state.value == "broken"
     start = time.monotonic()
     code = client.quit(timeout=0.3)
@@ -290,7 +293,7 @@ def test_a_board_is_sent_from_its_last_irreversible_move(fake):
     for text in ("36-31", "1-6", "49-43", "6-1"):
         board.push(text)
     with fake("normal") as client:
-        client.go(board, ["43-49"], HubLimits(depth=1))
+        client.go(board, ["43-49"], Limits(depth=1))
     pos = next(line for line in fake.log.read_text().splitlines() if line.startswith("pos"))
     # from the position after White's man move 36-31: only king moves follow
     after_man_move = Board("international", "W:WK49,36:BK1,15")

@@ -87,6 +87,7 @@ def test_a_follower_that_drops_mid_game_loses_that_game_and_is_reconnected(tmp_p
     assert "crashed" in (tmp_path / "match.pdn").read_text()
 
 
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_a_follower_that_never_listens_again_stops_the_match_keeping_the_games(
         tmp_path, follower, capsys):
     dxp = follower(lives=1)

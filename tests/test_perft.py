@@ -2,7 +2,7 @@
 
 The numbers are published or agreed by independent programs, never produced by damka.
 Entries up to PLAIN_LIMIT nodes run in the plain test run (a few seconds in all); the deeper
-ones carry the ``slow`` marker: run them with ``pytest -m slow``.
+ones (24 billion leaves) carry the ``long`` marker: run them by hand with ``pytest -m long``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ PLAIN_LIMIT = 25_000_000
 
 def _params():
     for e in perft_entries():
-        marks = [pytest.mark.slow] if e["nodes"] > PLAIN_LIMIT else []
+        marks = [pytest.mark.long] if e["nodes"] > PLAIN_LIMIT else []
         yield pytest.param(e, id=f"{e['variant']}-{e['name']}-d{e['depth']}", marks=marks)
 
 

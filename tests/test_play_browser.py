@@ -238,6 +238,7 @@ def test_short_international_game_against_the_computer(page):
 
 
 @needs_chromium
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_multi_capture_by_clicking_the_landing_squares(page):
     choose(page, "#variant", "international", variant="international")
     choose(page, "#opponent", "friend")
@@ -263,6 +264,7 @@ def test_multi_capture_by_clicking_the_landing_squares(page):
 
 
 @needs_chromium
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_ambiguous_destination_needs_the_landing_square(page):
     choose(page, "#variant", "english", variant="english")
     choose(page, "#opponent", "friend")
@@ -279,6 +281,7 @@ def test_ambiguous_destination_needs_the_landing_square(page):
 
 
 @needs_chromium
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_russian_start_position_and_capture_on_as_a_king(page):
     choose(page, "#variant", "russian", variant="russian")
     g = game(page)
@@ -305,6 +308,7 @@ def test_russian_start_position_and_capture_on_as_a_king(page):
 
 
 @needs_chromium
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_italian_start_position_and_men_cannot_take_kings(page):
     choose(page, "#variant", "italian", variant="italian")
     # the Italian board: square 1 top-left, 32 bottom-right, the near-right corner is dark
@@ -335,6 +339,7 @@ def test_italian_start_position_and_men_cannot_take_kings(page):
 
 
 @needs_chromium
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_the_game_ends_and_can_be_saved(page, tmp_path):
     choose(page, "#variant", "international", variant="international")
     wait_ready(page)
@@ -359,6 +364,7 @@ def test_the_game_ends_and_can_be_saved(page, tmp_path):
 
 
 @needs_chromium
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_friend_game_on_one_screen_with_dragging(page):
     choose(page, "#variant", "english", variant="english")
     assert game(page)["bottom"] == "black"  # the human plays Black from the bottom and begins
@@ -386,6 +392,7 @@ def test_friend_game_on_one_screen_with_dragging(page):
 
 
 @needs_chromium
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_the_rules_pages_in_the_browser(page, server):
     from engine.variants import VARIANTS
 

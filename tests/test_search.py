@@ -427,6 +427,7 @@ def test_bench_covers_every_rule_set_and_is_deterministic():
     assert first == second > 0
 
 
+@pytest.mark.slow  # the second tier (pytest -m slow; .ci/run runs it after the plain run)
 def test_readme_quotes_the_bench_signature():
     """The README's ``damka bench`` signature is the one this tree's search and weights give:
     a change of search or weights that forgets to update it fails here."""

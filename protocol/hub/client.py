@@ -29,6 +29,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from engine.board import Board
 from engine.fen import parse_fen
+from engine.limits import Limits
 from engine.move import Move
 from engine.notation import write_hub_position
 from engine.position import Position
@@ -39,7 +40,8 @@ from protocol.hub.text import HubSyntaxError, format_line, parse_line
 
 __all__ = [
     "HubClient",
-    "HubLimits",
+    "level_line",
+    "budget",
     "HubInfo",
     "HubResult",
     "HubClientError",
@@ -82,55 +84,45 @@ def _seconds(value: float) -> str:
     return f"{max(0.0, value):.3f}"
 
 
-@dataclass(frozen=True)
-class HubLimits:
-    """The search limits of one ``go`` (docs/protocols.md 1.8).
+def level_line(limits: Limits) -> str:
+    """The ``level`` line of one ``go`` (docs/protocols.md 1.8) for the search limits.
 
-    ``depth``, ``nodes`` and ``move_time`` (seconds) are caps and may be combined. ``time`` is
-    what the engine's clock shows before its move, ``inc`` the increment added after it and
-    ``moves`` the moves left to the next time control. Hub lets an engine spend ``time + inc``
+    ``depth``, ``nodes`` and ``movetime`` are caps and may be combined. ``time_left`` is what
+    the engine's clock shows before its move, ``increment`` what is added after it and
+    ``moves_to_go`` the moves left to the next control. Hub lets an engine spend ``time + inc``
     (the increment counts before the move), so the client sends ``time - inc`` as pydraughts
     does, and the engine cannot overstep the clock. ``infinite`` searches until ``stop``.
     """
+    if limits.infinite:
+        return "level infinite"
+    args: dict[str, object] = {}
+    if limits.time_left is not None:
+        if limits.moves_to_go is not None:
+            args["moves"] = limits.moves_to_go
+        args["time"] = _seconds(limits.time_left - limits.increment)
+        if limits.increment:
+            args["inc"] = _seconds(limits.increment)
+    if limits.movetime is not None:
+        args["move_time"] = _seconds(limits.movetime)
+    if limits.depth is not None:
+        args["depth"] = limits.depth
+    if limits.nodes is not None:
+        args["nodes"] = limits.nodes
+    if not args:
+        raise ValueError("a Hub go needs depth, nodes, movetime, a clock or infinite")
+    return format_line("level", **args)
 
-    depth: int | None = None
-    nodes: int | None = None
-    move_time: float | None = None
-    time: float | None = None
-    inc: float = 0.0
-    moves: int | None = None
-    infinite: bool = False
 
-    def level_line(self) -> str:
-        if self.infinite:
-            return "level infinite"
-        args: dict[str, object] = {}
-        if self.time is not None:
-            if self.moves is not None:
-                args["moves"] = self.moves
-            args["time"] = _seconds(self.time - self.inc)
-            if self.inc:
-                args["inc"] = _seconds(self.inc)
-        if self.move_time is not None:
-            args["move_time"] = _seconds(self.move_time)
-        if self.depth is not None:
-            args["depth"] = self.depth
-        if self.nodes is not None:
-            args["nodes"] = self.nodes
-        if not args:
-            raise ValueError("HubLimits needs depth, nodes, move_time, time or infinite")
-        return format_line("level", **args)
-
-    def budget(self) -> float | None:
-        """The longest a search under these limits may take, if a clock bounds it."""
-        if self.infinite:
-            return None
-        bounds = []
-        if self.move_time is not None:
-            bounds.append(self.move_time)
-        if self.time is not None:
-            bounds.append(max(self.time, 0.0))
-        return min(bounds) if bounds else None
+def budget(limits: Limits) -> float | None:
+    """The longest a search under these limits may take, if a clock bounds it."""
+    if limits.infinite:
+        return None
+    bounds = []
+    if limits.movetime is not None:
+        bounds.append(limits.movetime)
+    if limits.time_left is not None:
+        bounds.append(max(limits.time_left, 0.0))
+    return min(bounds) if bounds else None
 
 
 def _number(args: Mapping[str, str], key: str, kind: Callable):
@@ -524,14 +516,14 @@ class HubClient:
         self,
         position: "Board | Position | str | None" = None,
         moves: Sequence["Move | str"] = (),
-        limits: HubLimits = HubLimits(move_time=1.0),
+        limits: Limits = Limits(movetime=1.0),
         mode: str = "think",
     ) -> None:
         """Send ``pos``, ``level`` and ``go <mode>`` (think, ponder or analyze) and return."""
         self._require(State.READY)
         if mode not in ("think", "ponder", "analyze"):
             raise ValueError(f"unknown search mode {mode!r}")
-        level = limits.level_line()
+        level = level_line(limits)
         start, hub_moves = _start_and_moves(self.variant, position, moves)
         pos_args: dict[str, object] = {"pos": write_hub_position(self.variant, start)}
         if hub_moves:
@@ -577,7 +569,7 @@ class HubClient:
         self,
         position: "Board | Position | str | None" = None,
         moves: Sequence["Move | str"] = (),
-        limits: HubLimits = HubLimits(move_time=1.0),
+        limits: Limits = Limits(movetime=1.0),
         *,
         timeout: float | None = None,
     ) -> HubResult:
@@ -588,8 +580,8 @@ class HubClient:
         it. ``timeout`` defaults to the limits' clock budget plus ``search_margin``.
         """
         if timeout is None:
-            budget = limits.budget()
-            timeout = self.search_timeout if budget is None else budget + self.search_margin
+            bound = budget(limits)
+            timeout = self.search_timeout if bound is None else bound + self.search_margin
         self.start_search(position, moves, limits)
         return self.wait_done(timeout)
 

@@ -24,11 +24,12 @@ from pathlib import Path
 
 from engine.game import Game
 from engine.hashsize import DEFAULT_HASH_MB
+from engine.limits import Limits
 from protocol.match.players import Answer, EngineCrash, EngineTimeout, Player
 from protocol.match.timecontrol import MoveRequest, TimeControl
 from engine.variants import Variant
 
-from protocol.hub.client import HubClient, HubClientError, HubLimits, HubTimeoutError, State
+from protocol.hub.client import HubClient, HubClientError, HubTimeoutError, State
 
 __all__ = ["EngineSpec", "parse_engine", "HubPlayer", "DamkaPlayer", "EngineSpecError"]
 
@@ -187,17 +188,6 @@ def parse_engine(text: str) -> EngineSpec:
 WARM_UP_TIMEOUT = 60.0
 
 
-def _hub_limits(request: MoveRequest) -> HubLimits:
-    return HubLimits(
-        depth=request.depth,
-        nodes=request.nodes,
-        move_time=request.movetime,
-        time=request.time_left,
-        inc=request.increment if request.time_left is not None else 0.0,
-        moves=request.moves_to_go,
-    )
-
-
 class HubPlayer(Player):
     """A Hub engine process (HubClient), reused from game to game."""
 
@@ -214,7 +204,7 @@ class HubPlayer(Player):
         try:
             self.client.start()
             self.client.name = self.name  # errors and messages use the match's name
-            self.client.go(None, limits=HubLimits(depth=1), timeout=WARM_UP_TIMEOUT)
+            self.client.go(None, limits=Limits(depth=1), timeout=WARM_UP_TIMEOUT)
         except HubClientError as exc:
             raise EngineCrash(str(exc)) from None
 
@@ -229,7 +219,7 @@ class HubPlayer(Player):
 
     def play(self, game: Game, request: MoveRequest) -> Answer:
         try:
-            result = self.client.go(game.board, limits=_hub_limits(request),
+            result = self.client.go(game.board, limits=request.limits,
                                     timeout=request.allowance)
             finished = time.monotonic()
         except HubTimeoutError as exc:
@@ -296,17 +286,10 @@ class DamkaPlayer(Player):
         self.engine.clear()
 
     def play(self, game: Game, request: MoveRequest) -> Answer:
-        from engine.search import MAX_DEPTH, Limits
-
         assert self.engine is not None
-        depth = None if request.depth is None else min(request.depth, MAX_DEPTH)
-        limits = Limits(depth=depth, nodes=request.nodes, movetime=request.movetime,
-                        time_left=request.time_left,
-                        increment=request.increment if request.time_left is not None else 0.0,
-                        moves_to_go=request.moves_to_go)
         started = time.monotonic()
         try:
-            result = self.engine.search(game.board, limits)
+            result = self.engine.search(game.board, request.limits)
         except Exception as exc:  # the engine itself failed: this game is lost
             raise EngineCrash(f"search failed: {exc!r}") from None
         finished = time.monotonic()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.limits import MAX_DEPTH, Limits
 from protocol.match.defaults import DEFAULT_GRACE
 
 __all__ = ["TimeControl", "Clock", "MoveRequest", "DEFAULT_GRACE", "parse_time_control"]
@@ -87,17 +88,12 @@ def parse_time_control(text: str) -> tuple[float, int | None, float]:
 
 @dataclass(frozen=True)
 class MoveRequest:
-    """What an engine is told for one move: its clock (``time_left`` before the move, the
-    ``increment`` added after it, ``moves_to_go`` to the next control), a fixed ``movetime``,
-    the caps, and ``allowance``: the most the runner waits for the answer, grace included
-    (None: no clock, only caps)."""
+    """What an engine is told for one move: its ``limits`` (engine.limits.Limits, the one
+    vocabulary of limits: its clock before the move, the increment added after it, the moves
+    to the next control, a fixed move time, the caps), and ``allowance``: the most the runner
+    waits for the answer, grace included (None: no clock, only caps)."""
 
-    time_left: float | None
-    increment: float
-    moves_to_go: int | None
-    movetime: float | None
-    depth: int | None
-    nodes: int | None
+    limits: Limits
     allowance: float | None
 
 
@@ -117,15 +113,16 @@ class Clock:
         moves_to_go = c.moves - self.moves_made % c.moves if c.moves else None
         bounds = [b for b in (self.remaining, c.movetime) if b is not None]
         allowance = max(0.0, min(bounds)) + self.grace if bounds else None
-        return MoveRequest(
-            time_left=None if self.remaining is None else max(0.0, self.remaining),
-            increment=c.increment,
-            moves_to_go=moves_to_go,
-            movetime=c.movetime,
-            depth=c.depth,
+        time_left = None if self.remaining is None else max(0.0, self.remaining)
+        limits = Limits(
+            depth=None if c.depth is None else min(c.depth, MAX_DEPTH),
             nodes=c.nodes,
-            allowance=allowance,
+            movetime=c.movetime,
+            time_left=time_left,
+            increment=c.increment if time_left is not None else 0.0,
+            moves_to_go=moves_to_go,
         )
+        return MoveRequest(limits, allowance)
 
     def charge(self, elapsed: float) -> bool:
         """Charge one move's time; False when it overstepped the clock (or the time per move)
