@@ -16,7 +16,7 @@ from .notation import parse_hub_position, parse_move, write_hub_position, write_
 from .outcome import Outcome, Termination, result_text
 from .position import Position
 from .squares import square_at
-from .variants import Variant, get_variant
+from .variants import Variant, as_variant
 
 __all__ = ["Board", "LegalMoves"]
 
@@ -63,12 +63,13 @@ class LegalMoves:
 class Board:
     """A draughts position of one rule set, with the moves that led to it.
 
-    ``variant`` is a rule-set name or alias or a Variant; ``fen`` defaults to the rule set's
-    start position (a Position is accepted too).
+    ``variant`` is a Variant, or a rule-set name or alias for a caller that has no record
+    (library code passes the record it has); ``fen`` defaults to the rule set's start position
+    (a Position is accepted too).
     """
 
     def __init__(self, variant: "str | Variant" = "international", fen: "str | Position | None" = None):
-        self.variant: Variant = get_variant(variant)
+        self.variant: Variant = as_variant(variant)
         if fen is None:
             fen = self.variant.start_fen
         self.position: Position = (
@@ -80,8 +81,8 @@ class Board:
 
     @classmethod
     def from_hub(cls, variant: "str | Variant", text: str) -> "Board":
-        """A board set up from a Hub position string."""
-        variant = get_variant(variant)
+        """A board set up from a Hub position string (``variant``: a Variant or a name)."""
+        variant = as_variant(variant)
         return cls(variant, parse_hub_position(variant, text))
 
     # -- state -------------------------------------------------------------------------

@@ -11,7 +11,8 @@ The tuner uses exactly this module::
     write_weights("new.dkw", "russian", w)
 
 ``sum(w[indices[j]] * values[j])`` over a row is the core's score of that position from the
-side to move's point of view before rounding to whole hundredths.
+side to move's point of view before rounding to whole hundredths. Every function takes the rule
+set as a Variant or a name (as above); a name is looked up, a Variant used as it is.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .learned import (
     weights_header,
 )
 from .position import Position
-from .variants import Variant, get_variant
+from .variants import Variant, as_variant
 from .weights_file import SCALE, WeightsError, read_params, write_params
 
 __all__ = [
@@ -137,7 +138,7 @@ def feature_rows(variant: "str | Variant", white, black, kings, white_to_move,
     phase blend and the drawish scale are folded into the values. A parameter may appear more
     than once in a row (the values add). ValueError names a row whose masks are no position.
     """
-    core = layout_core(get_variant(variant).name)
+    core = layout_core(as_variant(variant))
     w, b, k, stm = _masks(white, black, kings, white_to_move)
     dtype = np.dtype(dtype)
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):

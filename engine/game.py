@@ -25,7 +25,7 @@ from .fen import write_fen
 from .move import Move
 from .outcome import Outcome, Termination, parse_result, result_text
 from .position import Position
-from .variants import Variant, get_variant
+from .variants import Variant, as_variant
 
 __all__ = [
     "Game",
@@ -135,9 +135,10 @@ def draw_termination(
 class Game:
     """A game of one rule set: start position, moves, tags, annotations and outcome.
 
-    ``variant`` is a rule-set name or a Variant, ``fen`` the start position (default: the rule
-    set's), ``tags`` PDN tags kept in order (``Result``, ``GameType`` and ``FEN`` are written
-    from the game itself). ``board`` is the current position; change it only through the game.
+    ``variant`` is a Variant or a rule-set name (library code passes the record), ``fen`` the
+    start position (default: the rule set's), ``tags`` PDN tags kept in order (``Result``,
+    ``GameType`` and ``FEN`` are written from the game itself). ``board`` is the current
+    position; change it only through the game.
     """
 
     def __init__(
@@ -146,7 +147,7 @@ class Game:
         fen: "str | Position | None" = None,
         tags: "dict[str, str] | None" = None,
     ):
-        self.variant: Variant = get_variant(variant)
+        self.variant: Variant = as_variant(variant)
         self.board: Board = Board(self.variant, fen)
         self.start: Position = self.board.position
         self.tags: dict[str, str] = dict(tags or {})

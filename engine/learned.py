@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import _core
-from .variants import Variant, get_variant
+from .variants import Variant, as_variant
 from .weights_file import WeightsHeader, read_params
 
 EvalCore = _core.compiled("learned").EvalCore
@@ -98,15 +98,25 @@ class Layout:
         raise KeyError(name)
 
 
-@lru_cache(maxsize=None)
-def layout_core(name: str) -> EvalCore:
+def _rule_set(variant: Variant) -> Variant:
+    """The record the layouts and weights files are kept by: the house rule shares its rule
+    set's (the caches below are keyed by this record, never by a name to look up again)."""
+    return variant.with_forced_capture(True)
+
+
+def layout_core(variant: Variant) -> EvalCore:
     """The core's layout of a rule set, without weights (feature rows need no more)."""
-    return EvalCore(_core.core_rules(get_variant(name)))
+    return _layout_core(_rule_set(variant))
 
 
 @lru_cache(maxsize=None)
-def _layout_of(name: str) -> Layout:
-    info = layout_core(name).info()
+def _layout_core(rules: Variant) -> EvalCore:
+    return EvalCore(_core.core_rules(rules))
+
+
+@lru_cache(maxsize=None)
+def _layout_of(variant: Variant) -> Layout:
+    info = _layout_core(variant).info()
     description = {
         "format": "damka learned evaluation",
         "version": info["version"],
@@ -128,7 +138,7 @@ def _layout_of(name: str) -> Layout:
         groups.append((group, offset, 2 * n))
         offset += 2 * n
     return Layout(
-        variant_name=name,
+        variant_name=variant.name,
         size=info["size"],
         fingerprint=hashlib.sha256(text.encode()).hexdigest()[:16],
         n_params=offset,
@@ -142,19 +152,22 @@ def _layout_of(name: str) -> Layout:
 
 
 def layout(variant: "str | Variant") -> Layout:
-    """The evaluation layout of a rule set (the house rule shares its rule set's)."""
-    return _layout_of(get_variant(variant).name)
+    """The evaluation layout of a rule set (the house rule shares its rule set's).
+
+    This module's public functions take a Variant or a rule-set name (the training API is
+    used with names); the engine passes its record."""
+    return _layout_of(_rule_set(as_variant(variant)))
 
 
 def weights_header(variant: "str | Variant") -> WeightsHeader:
-    """What a weights file of the rule set must say about itself."""
+    """What a weights file of the rule set (a Variant or a name) must say about itself."""
     lay = layout(variant)
     return WeightsHeader(lay.variant_name, lay.fingerprint, lay.n_params)
 
 
 def default_weights_path(variant: "str | Variant") -> Path:
     """The weights file shipped with the package for a rule set."""
-    return WEIGHTS_DIR / f"{get_variant(variant).name}.dkw"
+    return WEIGHTS_DIR / f"{as_variant(variant).name}.dkw"
 
 
 def core_with_params(variant: "str | Variant", raw: bytes) -> EvalCore:
@@ -163,7 +176,7 @@ def core_with_params(variant: "str | Variant", raw: bytes) -> EvalCore:
     params.frombytes(raw)
     if sys.byteorder == "big":
         params.byteswap()
-    core = EvalCore(_core.core_rules(get_variant(variant)))
+    core = EvalCore(_core.core_rules(as_variant(variant)))
     core.set_weights(params)
     return core
 
@@ -174,7 +187,7 @@ def material_core(variant: "str | Variant") -> EvalCore:
     the weaker levels' safety check; every other weight is zero."""
     from .levels import king_worth
 
-    v = get_variant(variant)
+    v = as_variant(variant)
     core = EvalCore(_core.core_rules(v))
     params = array("h", bytes(2 * core.n_params))
     king = 100 * king_worth(v) * 16  # weights are stored in 1/16 of a hundredth
@@ -187,21 +200,21 @@ def material_core(variant: "str | Variant") -> EvalCore:
 
 
 @lru_cache(maxsize=32)
-def _loaded(name: str, path: str, mtime_ns: int, size: int) -> EvalCore:
-    return core_with_params(name, read_params(path, weights_header(name)))
+def _loaded(variant: Variant, path: str, mtime_ns: int, size: int) -> EvalCore:
+    return core_with_params(variant, read_params(path, weights_header(variant)))
 
 
 def _file_key(variant: "str | Variant",
-              path: "str | os.PathLike[str] | None") -> tuple[str, str, int, int]:
+              path: "str | os.PathLike[str] | None") -> tuple[Variant, str, int, int]:
     """(rule set, resolved file, mtime, size): a weights file's identity for the caches."""
-    name = get_variant(variant).name
-    file = Path(default_weights_path(name) if path is None else path)
+    rules = _rule_set(as_variant(variant))
+    file = Path(default_weights_path(rules) if path is None else path)
     try:
         stat = file.stat()
     except OSError:
-        read_params(file, weights_header(name))  # raises the WeightsError naming the file
+        read_params(file, weights_header(rules))  # raises the WeightsError naming the file
         stat = file.stat()
-    return name, str(file.resolve()), stat.st_mtime_ns, stat.st_size
+    return rules, str(file.resolve()), stat.st_mtime_ns, stat.st_size
 
 
 def load_weights(variant: "str | Variant",
@@ -218,9 +231,9 @@ def man_worth(variant: "str | Variant", path: "str | os.PathLike[str] | None" = 
 
 
 @lru_cache(maxsize=32)
-def _man_worth(name: str, path: str, mtime_ns: int, size: int) -> float:
+def _man_worth(variant: Variant, path: str, mtime_ns: int, size: int) -> float:
     params = array("h")
-    params.frombytes(read_params(path, weights_header(name))[:4])
+    params.frombytes(read_params(path, weights_header(variant))[:4])
     if sys.byteorder == "big":
         params.byteswap()
     return (params[0] + params[1]) / 2 / 16  # stored in 1/16 of a hundredth

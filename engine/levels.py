@@ -19,6 +19,7 @@ from . import _core
 from .board import Board
 from .move import Move
 from .position import Position
+from .variants import Variant
 
 __all__ = ["Level", "LEVELS", "get_level", "choose", "line_material"]
 
@@ -76,7 +77,7 @@ def choose(candidates: Sequence[tuple[int, int]], best_score: int, margin: int,
     return rng.choices([index for index, _ in candidates], weights=weights)[0]
 
 
-def king_worth(variant) -> int:
+def king_worth(variant: Variant) -> int:
     """A king in men, for counting material: 3 for a flying king, 2 for a short one."""
     return 3 if variant.flying_kings else 2
 

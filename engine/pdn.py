@@ -21,7 +21,7 @@ from typing import IO, Iterator, Union
 from .board import Board
 from .errors import DamkaError
 from .game import Comment, Game, Line, LineMove, Notes, Termination, parse_result
-from .variants import UnknownVariantError, Variant, get_variant
+from .variants import UnknownVariantError, Variant, as_variant, get_variant
 
 __all__ = ["PdnError", "read_games", "read_game", "write_game", "append_game",
            "check_appendable"]
@@ -233,16 +233,19 @@ def _source_text(source: Source) -> str:
 def read_games(source: Source, variant: "str | Variant" = "international") -> Iterator[Game]:
     """The games of a PDN file (a path, a file object or the PDN text), in order.
 
-    ``variant`` is the rule set of games without a ``GameType`` tag. A game that cannot be
-    read raises PdnError after the games before it were yielded.
+    ``variant`` is the rule set of games without a ``GameType`` tag (a Variant, or a name for
+    a caller that has no record). A game that cannot be read raises PdnError after the games
+    before it were yielded. A ``GameType`` tag is a name of the file's own, looked up where it
+    is read.
     """
-    default = get_variant(variant)
+    default = as_variant(variant)
     for raw in _raw_games(_source_text(source)):
         yield _build(raw, default)
 
 
 def read_game(source: Source, variant: "str | Variant" = "international") -> Game:
-    """The first game of a PDN source; PdnError if there is none."""
+    """The first game of a PDN source; PdnError if there is none (``variant`` as in
+    read_games)."""
     for game in read_games(source, variant):
         return game
     raise PdnError("no game found")
@@ -388,8 +391,9 @@ def _tag_lines(game: Game) -> list[str]:
             tags[name] = game.tags[name]
     tags["Result"] = game.result
     gametype = game.tags.get("GameType", "").strip()
-    try:
-        same = get_variant(gametype.split(",")[0].strip()).gametype == game.variant.gametype
+    try:  # the tag as read (a name of the file's own) is kept when it names the game's rules
+        same = bool(gametype) and (get_variant(gametype.split(",")[0].strip()).gametype
+                                   == game.variant.gametype)
     except UnknownVariantError:
         same = False
     tags["GameType"] = gametype if same else game.variant.pdn_gametype

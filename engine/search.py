@@ -36,7 +36,7 @@ from .limits import MAX_DEPTH, Limits
 from .move import Move
 from .threads import check_threads, max_threads
 from .timeman import TimeManager, TimeSettings, estimate_moves_left
-from .variants import Variant, get_variant
+from .variants import Variant, as_variant
 
 if TYPE_CHECKING:  # for annotations only: the databases load numpy, futures cost start-up
     from .egtb.probe import EgtbValue, Tablebase
@@ -167,11 +167,12 @@ class SearchResult:
 class Engine:
     """A search engine for one rule set. Reuse it over a game: it keeps its hash table.
 
-    ``level`` is "easy", "medium", "hard" or "full"/None; ``seed`` makes a weaker level's
-    choice among near-best moves reproducible. ``evaluation`` is "learned" (weights from
-    ``weights``: a ``.dkw`` file, by default the one shipped for the rule set) or "classic"
-    (the hand-written evaluation); None means ``engine.learned.DEFAULT_EVALUATION``. A
-    weights file that does not fit raises ``engine.weights_file.WeightsError``. ``threads``
+    ``variant`` is a Variant, or a rule-set name for a caller that has no record. ``level``
+    is "easy", "medium", "hard" or "full"/None; ``seed`` makes a weaker level's choice among
+    near-best moves reproducible. ``evaluation`` is "learned" (weights from ``weights``: a
+    ``.dkw`` file, by default the one shipped for the rule set) or "classic" (the hand-written
+    evaluation); None means ``engine.learned.DEFAULT_EVALUATION``. A weights file that does
+    not fit raises ``engine.weights_file.WeightsError``. ``threads``
     (1 to the number of cores) searches on that many threads sharing the hash table (the full
     level only: the weaker levels' budgets are one thread's). ``egtb`` is a directory of
     endgame databases (or a Tablebase): the search probes them and, in a database position,
@@ -194,7 +195,7 @@ class Engine:
         egtb: "str | os.PathLike | Tablebase | None" = None,
         prefault: bool = True,
     ):
-        self.variant: Variant = get_variant(variant)
+        self.variant: Variant = as_variant(variant)
         check_threads(threads)
         if evaluation is None:
             evaluation = "learned" if weights is not None else DEFAULT_EVALUATION

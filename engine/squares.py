@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from .variants import Variant
+
 FILES = "abcdefghij"
 
 
@@ -59,12 +61,12 @@ def _lookup(numbering: str, size: int) -> dict[str, int]:
     return {label: s for s, label in enumerate(_labels(numbering, size))}
 
 
-def square_name(variant, s: int) -> str:
+def square_name(variant: Variant, s: int) -> str:
     """The rule set's own name of internal square s ("32", "c3", ...)."""
     return _labels(variant.numbering, variant.size)[s]
 
 
-def parse_square(variant, text: str) -> int:
+def parse_square(variant: Variant, text: str) -> int:
     """Internal square of a name in the rule set's notation; ValueError if there is none."""
     key = text.strip().lower()
     if key.isdigit():
@@ -75,11 +77,11 @@ def parse_square(variant, text: str) -> int:
     return s
 
 
-def square_names(variant) -> tuple[str, ...]:
+def square_names(variant: Variant) -> tuple[str, ...]:
     return _labels(variant.numbering, variant.size)
 
 
-def square_number(variant, s: int) -> int:
+def square_number(variant: Variant, s: int) -> int:
     """The number of internal square s as the Hub protocol writes it.
 
     Numeric rule sets use their own numbers; the algebraic ones (Russian, Brazilian, Czech)
@@ -91,7 +93,7 @@ def square_number(variant, s: int) -> int:
     return int(_labels(variant.numbering, variant.size)[s])
 
 
-def square_of_number(variant, number: int) -> int:
+def square_of_number(variant: Variant, number: int) -> int:
     """Internal square of a Hub square number (see square_number); ValueError if there is none."""
     n = variant.size * variant.size // 2
     if not 1 <= number <= n:

@@ -269,7 +269,11 @@ class UnknownVariantError(ValueError):
 def get_variant(name: "str | Variant", forced_capture: bool | None = None) -> Variant:
     """Resolve a rule-set name or alias (case-insensitive) to its record.
 
-    ``forced_capture=False`` (or a name ending in ``-nocapture``) gives the house rule.
+    ``forced_capture=False`` (or a name ending in ``-nocapture``) gives the house rule. A
+    Variant is given back as it is (with the house rule applied when ``forced_capture`` asks
+    for it): no lookup. Names are resolved once, where they come in (a command line, a Hub
+    ``set-param``, a browser request, a PDN ``GameType`` tag, a data file): front ends call
+    this and pass the record on; inside the library functions take the record.
     """
     if isinstance(name, Variant):
         variant = name
@@ -290,6 +294,14 @@ def get_variant(name: "str | Variant", forced_capture: bool | None = None) -> Va
     if forced_capture is not None:
         variant = variant.with_forced_capture(forced_capture)
     return variant
+
+
+def as_variant(variant: "str | Variant") -> Variant:
+    """What a public entry point that also takes a name (``Board("russian")``, ``Game``,
+    ``Engine``, ``read_games``, ...) was given, as a record: a Variant as it is, a name
+    resolved by get_variant (UnknownVariantError when unknown). Library code passes the
+    record it has, so this looks a name up only for a caller that gave one."""
+    return variant if isinstance(variant, Variant) else get_variant(variant)
 
 
 def variant_names() -> list[str]:

@@ -18,7 +18,7 @@ from engine.move import Move
 from engine.notation import square_letters
 from engine.position import Position
 from engine.squares import square_number, square_of_number
-from engine.variants import get_variant
+from engine.variants import INTERNATIONAL
 
 from protocol.dxp.codec import DxpMove, DxpPosition
 
@@ -32,7 +32,7 @@ __all__ = [
     "draw_rule",
 ]
 
-VARIANT = get_variant("international")
+VARIANT = INTERNATIONAL
 
 
 def position_from_dxp(dxp: DxpPosition) -> Position:

@@ -34,7 +34,7 @@ from engine.move import Move
 from engine.notation import write_hub_position
 from engine.position import Position
 from engine.printable import printable
-from engine.variants import Variant, get_variant
+from engine.variants import Variant, as_variant
 
 from protocol.hub.text import HubSyntaxError, format_line, parse_line
 
@@ -222,10 +222,11 @@ class HubClient:
 
     ``command`` is the program and its arguments (with ``hub`` for most engines), ``cwd`` its
     directory (Scan loads its data from there), ``options`` Hub parameters to set, ``variant``
-    the rule set (sent as the ``variant`` parameter; an engine without one plays only
-    international). Timeouts in seconds: ``start_timeout`` up to ``wait``, ``init_timeout`` up
-    to ``ready``, ``reply_timeout`` for ``pong`` and ``done`` after ``stop``; a search may run
-    ``search_margin`` past its clock budget, or ``search_timeout`` without a clock.
+    the rule set, a Variant or a name (sent as the ``variant`` parameter; an engine without
+    one plays only international). Timeouts in seconds: ``start_timeout`` up to ``wait``,
+    ``init_timeout`` up to ``ready``, ``reply_timeout`` for ``pong`` and ``done`` after
+    ``stop``; a search may run ``search_margin`` past its clock budget, or ``search_timeout``
+    without a clock.
     """
 
     def __init__(
@@ -248,7 +249,7 @@ class HubClient:
         self.command = [str(c) for c in command]
         self.cwd = cwd
         self.options = dict(options or {})
-        self.variant = get_variant(variant)
+        self.variant = as_variant(variant)
         self.name = name or Path(self.command[0]).name
         self.env = env
         self.start_timeout = start_timeout

@@ -20,7 +20,7 @@ import queue
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, TextIO
 
@@ -35,7 +35,7 @@ from engine.levels import LEVELS
 from engine.threads import max_threads
 from engine.timeman import DEFAULT_OVERHEAD
 from engine.move import Move
-from engine.variants import Variant, get_variant
+from engine.variants import INTERNATIONAL, Variant, get_variant
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -68,7 +68,7 @@ def hub_score(score: int, mate_score: int = 30000, mate_threshold: int = 29000) 
 class Params:
     """The engine parameters a GUI can set with ``set-param``."""
 
-    variant: Variant = field(default_factory=lambda: get_variant("international"))
+    variant: Variant = INTERNATIONAL
     hash_mb: int = DEFAULT_HASH_MB
     threads: int = 1  #: search threads (Lazy SMP), 1 up to the cores
     level: str = "full"
@@ -276,7 +276,7 @@ class HubServer:
     def _set_param(self, name: str, value: str, given: str) -> None:
         p = self.params
         if name == "variant":
-            try:
+            try:  # the one place a Hub session turns a name into a rule set
                 variant = get_variant(value)
             except ValueError:
                 raise HubError(f"unknown variant {value!r}; known: {' '.join(VARIANT_VALUES)}") from None

@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import Any
 
 from engine.pdn import write_game
-from engine.variants import get_variant
 from protocol.cluster.farm import Farm, WorkerInfo, prepare_worker, worker_info
 from protocol.match.games import (EnginePool, GameRecord, MatchConfig, NotPlayed, Scheduled,
                                   play_scheduled)
@@ -31,7 +30,7 @@ class MatchSlot:
         self.config = config
         self.names = names
         self.date = date
-        self.variant = get_variant(config.variant)
+        self.variant = config.variant
         self.pools = [EnginePool(spec, self.variant, 1) for spec in config.engines]
         self.stop = threading.Event()
         prepare_worker()

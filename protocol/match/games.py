@@ -21,7 +21,7 @@ from protocol.match.defaults import DEFAULT_CONCURRENCY, DEFAULT_EVENT, DEFAULT_
 from protocol.match.openings import Opening
 from protocol.match.players import Answer, EngineResigned, EngineTimeout, Player, PlayerError, PlayerSpec
 from protocol.match.timecontrol import DEFAULT_GRACE, Clock, TimeControl
-from engine.variants import Variant
+from engine.variants import INTERNATIONAL, Variant, as_variant
 
 __all__ = [
     "DEFAULT_MAX_MOVES",
@@ -122,12 +122,16 @@ class SprtSettings:
 
 @dataclass
 class MatchConfig:
-    """Everything a match needs. ``games_per_pair`` defaults to twice the openings."""
+    """Everything a match needs. ``games_per_pair`` defaults to twice the openings.
+
+    ``variant`` is the rule set's record: the command line resolves ``--variant`` once and
+    passes it here, and the runner, its players and the games use it as it is. A caller
+    without a record may give a name; it is resolved once, here."""
 
     engines: Sequence[PlayerSpec]
     control: TimeControl
     openings: Sequence[Opening]
-    variant: "str | Variant" = "international"
+    variant: Variant = INTERNATIONAL
     games_per_pair: int | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     pdn: "str | os.PathLike[str] | None" = None
@@ -145,6 +149,9 @@ class MatchConfig:
     #: match stops, and the seconds before the second attempt (doubled each time)
     start_attempts: int = DEFAULT_START_ATTEMPTS
     retry_delay: float = DEFAULT_RETRY_DELAY
+
+    def __post_init__(self) -> None:
+        self.variant = as_variant(self.variant)
 
 
 class GameNotStarted(Exception):

@@ -24,6 +24,7 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
     """The MatchConfig the command line asks for; ValueError (one line) when it is wrong."""
     from protocol.match.engines import parse_engine
 
+    # the one lookup of the rule set's name: everything below takes the record
     variant = get_variant(args.variant)
     engines = [parse_engine(text) for text in args.engine or []]
     if len(engines) < 2:

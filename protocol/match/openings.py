@@ -18,7 +18,7 @@ from engine.board import Board
 from engine.errors import DamkaError
 from engine.move import Move
 from engine.position import Position
-from engine.variants import Variant, get_variant
+from engine.variants import Variant, as_variant
 
 __all__ = ["Opening", "read_openings", "start_opening", "OpeningsError"]
 
@@ -43,9 +43,10 @@ class Opening:
 
 
 def start_opening(variant: "str | Variant") -> Opening:
-    """The rule set's start position with no moves (a match without an openings file)."""
-    v = get_variant(variant)
-    return Opening(Board(v).position, (), "start")
+    """The rule set's start position with no moves (a match without an openings file).
+
+    ``variant``: a Variant (what the command line passes), or a name for a caller without one."""
+    return Opening(Board(as_variant(variant)).position, (), "start")
 
 
 _NUMBER = re.compile(r"^\d+\.+$")
@@ -69,8 +70,11 @@ def _line_opening(variant: Variant, text: str) -> Opening:
 
 
 def read_openings(path: "str | os.PathLike[str]", variant: "str | Variant") -> list[Opening]:
-    """The openings of a file (PDN or lines), in file order; OpeningsError if none or bad."""
-    v = get_variant(variant)
+    """The openings of a file (PDN or lines), in file order; OpeningsError if none or bad.
+
+    ``variant``: a Variant (what the command line passes on: the PDN reader, the boards and
+    the games below take the same record), or a name for a caller without one."""
+    v = as_variant(variant)
     text = Path(path).read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
     if text.lstrip().startswith("["):
         from engine.pdn import PdnError, read_games

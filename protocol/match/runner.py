@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from engine.game import Game
-from engine.variants import get_variant
 from protocol.match.defaults import DEFAULT_CONCURRENCY
 from protocol.match.games import (DEFAULT_HANG_TIMEOUT, DEFAULT_MAX_MOVES, EnginePool,
                                   GameRecord, MatchConfig, NotPlayed, Scheduled, SprtSettings,
@@ -174,7 +173,7 @@ class Match:
             except ValueError as exc:
                 raise MatchError(str(exc)) from None
         self.config = config
-        self.variant = get_variant(config.variant)
+        self.variant = config.variant  #: the record MatchConfig holds (no name lookup)
         self.names = _unique_names(config.engines)
         # players say their own name in messages: give each its unique one
         config.engines = [spec.renamed(name) if spec.name != name and hasattr(spec, "renamed")

@@ -61,9 +61,10 @@ def load_positions(directories: Sequence[str], variant: Variant | None,
     games = 0
     for number, directory in enumerate(directories):
         meta, arrays = read_games(directory, _FIELDS + ("game_id",))
-        if label is None:
-            label = meta.variant
-        if get_variant(meta.variant) != get_variant(label):
+        found = get_variant(meta.variant)  # the name the data gives, looked up as it is read
+        if variant is None:
+            variant, label = found, meta.variant
+        if found != variant:
             raise DataError(f"{directory} holds {meta.variant} games, not {label}")
         games += len(arrays["game_id"])
         keep = arrays["quiet"] & ~arrays["opponent_capture"] if quiet_only else slice(None)
@@ -71,10 +72,10 @@ def load_positions(directories: Sequence[str], variant: Variant | None,
                 ("quiet", "opponent_capture")}
         part["game"] = part["game"] + number * _DIRECTORY_STRIDE
         parts.append(part)
-    if label is None:
+    if variant is None or label is None:
         raise DataError("no data directory given")
     joined = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-    return Positions(get_variant(label), label, games=games, **joined)
+    return Positions(variant, label, games=games, **joined)
 
 
 def split_by_game(game: np.ndarray, fraction: float, seed: int) -> np.ndarray:

@@ -18,9 +18,10 @@ from engine.board import Board
 from engine.game import Game, Termination
 from engine.position import Position
 from engine.search import Engine, Limits
-from engine.variants import Variant, get_variant
+from engine.variants import Variant
 
 from .data import ENDINGS, SCORE_CLIP, GameRecord
+from .defaults import variant_label
 from .openers import game_rng, opening_board
 
 __all__ = ["SelfPlaySettings", "make_engine", "play_game"]
@@ -31,7 +32,7 @@ class SelfPlaySettings:
     """Everything a game depends on (and the hash size, which does not change the games'
     meaning but does change their moves, so it is kept too)."""
 
-    variant: str  #: a name get_variant reads back (``russian-nocapture`` for the house rule)
+    rules: Variant  #: the rule set (the command line's record, house rule included)
     nodes: int | None
     depth: int | None
     random_plies: int
@@ -46,8 +47,9 @@ class SelfPlaySettings:
         return Limits(depth=self.depth, nodes=self.nodes)
 
     @property
-    def rules(self) -> Variant:
-        return get_variant(self.variant)
+    def variant(self) -> str:
+        """The rule set as the data names it (``russian-nocapture`` for the house rule)."""
+        return variant_label(self.rules)
 
 
 def make_engine(settings: SelfPlaySettings) -> Engine:

@@ -55,7 +55,7 @@ def settings_record(settings: SelfPlaySettings, openings_file: str | None,
     tables give the same games wherever they lie); without them the key is left out, as in
     data written before ``--egtb``."""
     record = asdict(settings)
-    del record["variant"], record["weights"], record["egtb"]
+    del record["rules"], record["weights"], record["egtb"]
     record["openings"] = None if openings_file is None else {
         "file": str(openings_file), "sha256": file_sha256(openings_file)}
     record["weights"] = weights

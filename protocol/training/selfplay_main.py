@@ -9,7 +9,7 @@ import time
 
 from engine.variants import Variant
 
-from .defaults import DEFAULT_NODES, DEFAULT_RANDOM_PLIES, variant_label
+from .defaults import DEFAULT_NODES, DEFAULT_RANDOM_PLIES
 from .data import DataError
 from .features import weights_info
 from .games import SelfPlaySettings
@@ -59,7 +59,7 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
                         "random plies")
     nodes = args.nodes if args.nodes is not None or args.depth else DEFAULT_NODES
     egtb, egtb_record = _databases(variant, args.egtb)
-    settings = SelfPlaySettings(variant_label(variant), nodes, args.depth, random_plies,
+    settings = SelfPlaySettings(variant, nodes, args.depth, random_plies,
                                 args.seed, args.max_plies, args.hash, args.weights, egtb)
     record = settings_record(settings, args.openings, weights_info(variant, args.weights),
                              egtb_record)
