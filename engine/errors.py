@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from .variants import UnknownVariantError
 
 __all__ = [
@@ -44,10 +46,12 @@ class IllegalMoveError(DamkaError):
 
 
 class AmbiguousMoveError(DamkaError):
-    """A move text that fits more than one legal move; ``candidates`` lists them."""
+    """A move text that fits more than one legal move; ``candidates`` lists them (by name),
+    ``moves`` the Moves where the parser knows them."""
 
-    def __init__(self, text: str, candidates):
+    def __init__(self, text: str, candidates, moves: Sequence = ()):
         self.text = text
         self.candidates = list(candidates)
+        self.moves = list(moves)
         names = ", ".join(str(c) for c in self.candidates)
         super().__init__(f"ambiguous move {text!r}: could be {names}")

@@ -248,10 +248,10 @@ class Game:
             reason = Termination.NO_MOVES if pieces else Termination.NO_PIECES
             return Outcome(result_text(self.variant, not loser_white), not loser_white, reason)
         run = self._history[len(self._history) - self._counters.reversible:]
-        reason = draw_termination(self.variant, board.position, self._counters, [p for p, _ in run])
-        if reason is None:
+        drawn = draw_termination(self.variant, board.position, self._counters, [p for p, _ in run])
+        if drawn is None:
             return None
-        return Outcome(result_text(self.variant, None), None, reason)
+        return Outcome(result_text(self.variant, None), None, drawn)
 
     def outcome(self) -> Outcome | None:
         """The recorded end (``end``) if any, else what the rules say; None while going on."""

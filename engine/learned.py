@@ -19,12 +19,21 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from .variants import Variant, as_variant
 from .weights_file import WeightsHeader, read_params
 
-EvalCore = _core.compiled("learned").EvalCore
+if TYPE_CHECKING:
+    class EvalCore:
+        """The compiled core's evaluation tables (_fast/learned.pyx), as the type checker
+        sees them."""
+
+        def __init__(self, *args: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+else:
+    EvalCore = _core.compiled("learned").EvalCore
 
 __all__ = [
     "EVALUATIONS",

@@ -117,6 +117,7 @@ def _resolve(board: Board, position: Position, depth: int = 0) -> int:
         value = -_resolve(board, child, depth + 1)
         if best is None or value > best:
             best = value
+    assert best is not None  # (captures were found: at least one value)
     return best
 
 

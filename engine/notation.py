@@ -98,8 +98,7 @@ def parse_move(variant: Variant, text: str, legal: Iterable[Move]) -> Move:
         return found[0]
     if not found:
         raise IllegalMoveError(text)
-    error = AmbiguousMoveError(text, [m.pdn_long(variant) for m in found])
-    error.moves = found
+    error = AmbiguousMoveError(text, [m.pdn_long(variant) for m in found], found)
     raise error
 
 
@@ -166,7 +165,7 @@ def parse_hub_position(variant: Variant, text: str) -> Position:
 def square_letters(variant: Variant, position: Position, letters: str = "wWbBe") -> str:
     """One letter per square in number order: white man, white king, black man, black king,
     empty (Hub writes ``wWbBe``, DXP ``wWzZe``)."""
-    white_man, white_king, black_man, black_king, empty = letters
+    white_man, white_king, black_man, black_king, empty = tuple(letters)
     out = []
     for number in range(1, variant.squares + 1):
         bit = 1 << square_of_number(variant, number)

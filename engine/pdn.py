@@ -94,6 +94,7 @@ class _Token:
 
 def _tokens(text: str) -> Iterator[_Token]:
     pos, line = 0, 1
+    tok: _Token | None
     while pos < len(text):
         c = text[pos]
         if c == "[":
@@ -117,16 +118,19 @@ def _tag(text: str, pos: int, line: int) -> tuple[_Token, int]:
     token holding the reason, running to where the scan stopped, so that no text is scanned
     twice."""
     head = _TAG_HEAD.match(text, pos)
+    assert head is not None  # (every part of the pattern is optional: it always matches)
     name, end = head.group("name"), head.end()
     if name is None:
         return _Token("bad_tag", text[pos:end], line, "'[' not followed by a tag name"), end
     if text.startswith('"', end):
         m = _TAG_QUOTED.match(text, end)
+        assert m is not None  # (always matches, as above)
         value, end = re.sub(r"\\(.)", r"\1", m.group("value")), m.end()
         missing = ("its value is not closed by '\"'" if not m.group("quote") else
                    "not closed by ']' after its value" if not m.group("end") else "")
     else:
         m = _TAG_BARE.match(text, end)
+        assert m is not None  # (always matches, as above)
         value, end = m.group("value").strip(), m.end()
         missing = ("" if m.group("end") else "not closed by ']'" if end == len(text) else
                    "not closed by ']' before a '\"'")
@@ -212,7 +216,7 @@ def _raw_games(text: str) -> Iterator[_RawGame]:
 
 def _source_text(source: Source) -> str:
     if hasattr(source, "read"):
-        text = source.read()  # type: ignore[union-attr]
+        text = source.read()
     elif isinstance(source, os.PathLike) or (
         isinstance(source, str) and "\n" not in source and len(source) < 4096
         and not source.lstrip().startswith(("[", "{")) and os.path.isfile(source)

@@ -66,7 +66,7 @@ def _ray(size: int, square: int, direction: Direction) -> tuple[int, ...]:
     """The squares along a diagonal from ``square`` (itself excluded) up to the board's edge."""
     row, col = row_col(size, square)
     d_row, d_col = direction
-    squares = []
+    squares: list[int] = []
     while True:
         row, col = row + d_row, col + d_col
         s = square_at(size, row, col)
@@ -181,7 +181,7 @@ def _continue_capture(
     finished: list[_Capture] = []
     for victim, landings in _jumps(variant, board, path[-1], king, white, taken):
         after = taken + (victim,)
-        options = []  # (path, piece is a king, ways to go on from there)
+        options: list[tuple] = []  # (path, piece is a king, ways to go on from there)
         for landing in landings:
             new_path = path + (landing,)
             crowned_here = not king and _on_crowning_row(variant, landing, white)

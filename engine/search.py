@@ -23,7 +23,7 @@ import threading
 import weakref
 from collections import abc
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import _core
 from .board import Board
@@ -44,7 +44,16 @@ if TYPE_CHECKING:  # for annotations only: the databases load numpy, futures cos
 
 _search = _core.compiled("search")
 INFINITY, MATE_SCORE, MATE_THRESHOLD = _search.INFINITY, _search.MATE_SCORE, _search.MATE_THRESHOLD
-Searcher = _search.Searcher
+if TYPE_CHECKING:
+    class Searcher:
+        """The compiled core's search (_fast/search.pyx), as the type checker sees it."""
+
+        def __init__(self, *args: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+        @staticmethod
+        def now() -> float: ...
+else:
+    Searcher = _search.Searcher
 
 __all__ = [
     "Engine",
@@ -123,7 +132,7 @@ class LazyLine(abc.Sequence):
             self._moves = self._make()
         return self._moves
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return self._line()[index]
 
     def __len__(self) -> int:
@@ -150,7 +159,7 @@ class SearchResult:
     seldepth: int
     nodes: int
     time: float  #: seconds spent
-    pv: tuple[Move, ...]
+    pv: Sequence[Move]  #: a tuple, or a LazyLine built when first read (the same to read)
     #: the endgame databases' value of the position (counters applied), None when not in them
     egtb: EgtbValue | None = None
 
@@ -580,7 +589,7 @@ class _RootSearch:
         now = Searcher.now()
         self.pondering = False
         self.clock_start = now
-        if self.tm is not None:
+        if self.tm is not None and self.tm.hard is not None:
             self.deadline = now + self.tm.hard
             self.s.set_deadline(self.deadline)
             # pondered at least as long as this move was going to take: answer now
@@ -613,7 +622,7 @@ class _RootSearch:
                 self.allowed = [i for i, m in enumerate(self.moves) if m in keep]
 
         with self.engine._control:
-            if not self.pondering and self.tm is not None:
+            if not self.pondering and self.tm is not None and self.tm.hard is not None:
                 self.deadline = self.clock_start + self.tm.hard
             s.start(self.deadline, self.node_limit or 0)
             if self.engine._stop_requested:

@@ -158,7 +158,7 @@ class TimeManager:
     @property
     def soft(self) -> float | None:
         """Seconds after which no new iteration starts (None: no time limit)."""
-        if self.planned is None:
+        if self.planned is None or self.hard is None:  # (both are set together)
             return None
         if self.fixed:
             return self.hard
