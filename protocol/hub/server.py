@@ -35,7 +35,7 @@ from engine.levels import LEVELS
 from engine.threads import max_threads
 from engine.timeman import DEFAULT_OVERHEAD
 from engine.move import Move
-from engine.variants import INTERNATIONAL, Variant, get_variant
+from engine.variants import INTERNATIONAL, VARIANTS, Variant, get_variant
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -47,7 +47,8 @@ from protocol.hub.text import HubSyntaxError, format_line, parse_line
 
 __all__ = ["HubServer", "main", "hub_score"]
 
-VARIANT_VALUES = ("normal", "english", "russian", "brazilian", "spanish", "italian", "czech")
+#: the Hub ``variant`` parameter's values, from the rules records (international first)
+VARIANT_VALUES = tuple(v.hub_name for v in VARIANTS)
 #: seconds per move when a ``go`` comes without a ``level`` (Scan would search "forever")
 DEFAULT_MOVETIME = 2.0
 EVAL_CLAMP = 8000  # hundredths: evaluation scores stay within +-80.00 men (docs/protocols.md 1.5)
