@@ -13,7 +13,7 @@ rule set names) and nothing of protocol's subpackages, so every one of them may 
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import Any, Callable
 
 from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 from engine.variants import Variant, get_variant, variant_names
@@ -54,15 +54,24 @@ class UsageError(Exception):
 # -- checkers: argparse types, one per kind of value -------------------------------------
 
 
+def _read(text: str, kind: Callable[[str], Any], unreadable: str, ok: Callable[[Any], bool],
+          out_of_range: Callable[[Any], str]) -> Any:
+    """``kind(text)`` if it reads and ``ok`` holds; otherwise the message for what went wrong
+    (every checker below is this with its own wording)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(unreadable) from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(out_of_range(value))
+    return value
+
+
 def depth(text: str) -> int:
     """A search or perft depth, 1..MAX_DEPTH."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"depth must be a positive integer, not {text!r}") from None
-    if not 1 <= value <= MAX_DEPTH:
-        raise argparse.ArgumentTypeError(f"depth must be between 1 and {MAX_DEPTH}, not {value}")
-    return value
+    return _read(text, int, f"depth must be a positive integer, not {text!r}",
+                 lambda v: 1 <= v <= MAX_DEPTH,
+                 lambda v: f"depth must be between 1 and {MAX_DEPTH}, not {v}")
 
 
 def threads(text: str) -> int:
@@ -79,46 +88,27 @@ def threads(text: str) -> int:
 
 def positive_int(what: str) -> Callable[[str], int]:
     """An integer of at least 1 (``what`` names it in the message)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{what} must be a positive integer, not {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{what} must be a positive integer, not {value}")
-        return value
-
-    return parse
+    return lambda text: _read(text, int, f"{what} must be a positive integer, not {text!r}",
+                              lambda v: v >= 1,
+                              lambda v: f"{what} must be a positive integer, not {v}")
 
 
 def int_range(name: str, low: int, high: int) -> Callable[[str], int]:
     """An integer in [low, high]."""
-    def read(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, not {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{name} must be between {low} and {high}, not {value}")
-        return value
-    return read
+    return lambda text: _read(text, int, f"{name} must be an integer, not {text!r}",
+                              lambda v: low <= v <= high,
+                              lambda v: f"{name} must be between {low} and {high}, not {v}")
 
 
 def bounded(kind: Callable[[str], float], name: str, low: float, high: float | None = None):
     """A number of ``kind`` (int or float) with ``low <= value (<= high)``: the wording of the
     training and database commands ("a whole number", "at least")."""
-    def read(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            what = "a whole number" if kind is int else "a number"
-            raise argparse.ArgumentTypeError(f"{name} must be {what}, not {text!r}") from None
-        if value != value or value < low or (high is not None and value > high):
-            span = f"at least {low}" if high is None else f"between {low} and {high}"
-            raise argparse.ArgumentTypeError(f"{name} must be {span}, not {text}")
-        return value
-    return read
+    what = "a whole number" if kind is int else "a number"
+    span = f"at least {low}" if high is None else f"between {low} and {high}"
+    return lambda text: _read(
+        text, kind, f"{name} must be {what}, not {text!r}",
+        lambda v: v == v and v >= low and (high is None or v <= high),
+        lambda v: f"{name} must be {span}, not {text}")
 
 
 #: ``--hash`` of analyse, bench and dxp: the range every front end takes (engine.hashsize)
@@ -129,40 +119,24 @@ port = int_range("port", 0, 65535)
 
 def seconds(text: str) -> float:
     """A positive time in seconds (analyse's --time, match's --movetime)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"time must be a number of seconds, not {text!r}") from None
-    if not 0 < value < 1e7:
-        raise argparse.ArgumentTypeError(f"time must be a positive number of seconds, not {text}")
-    return value
+    return _read(text, float, f"time must be a number of seconds, not {text!r}",
+                 lambda v: 0 < v < 1e7,
+                 lambda v: f"time must be a positive number of seconds, not {text}")
 
 
 def seconds_up_to(high: float, zero: bool = False) -> Callable[[str], float]:
     """Seconds in (0, high], or [0, high] with ``zero``."""
-    def read(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-        if not (0 <= value if zero else 0 < value) or not value <= high:
-            raise argparse.ArgumentTypeError(
-                f"seconds must be in {'[' if zero else '('}0, {high:g}], not {value}")
-        return value
-    return read
+    return lambda text: _read(
+        text, float, f"not a number of seconds: {text!r}",
+        lambda v: (0 <= v if zero else 0 < v) and v <= high,
+        lambda v: f"seconds must be in {'[' if zero else '('}0, {high:g}], not {v}")
 
 
 def whole_minutes(text: str) -> int:
     """``damka dxp --time``: refused unless whole minutes (DXP's GAMEREQ has no fractions)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"whole minutes (DXP's GAMEREQ cannot say fractions), not {text!r}") from None
-    if not 0 <= value <= 999:
-        raise argparse.ArgumentTypeError(f"whole minutes between 0 and 999, not {value}")
-    return value
+    return _read(text, int, f"whole minutes (DXP's GAMEREQ cannot say fractions), not {text!r}",
+                 lambda v: 0 <= v <= 999,
+                 lambda v: f"whole minutes between 0 and 999, not {v}")
 
 
 # -- options several commands take -------------------------------------------------------
