@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .board import Board
-from .search import Engine, Limits, SearchResult
+from .limits import Limits
+
+if TYPE_CHECKING:  # the search loads the evaluation (numpy): only when the bench runs
+    from .search import Engine, SearchResult
 from .variants import get_variant
 
 __all__ = ["BENCH_POSITIONS", "DEFAULT_DEPTH", "DEFAULT_HASH_MB", "BenchLine", "run_bench"]
@@ -67,6 +70,8 @@ class BenchLine:
 def run_bench(depth: int = DEFAULT_DEPTH, hash_mb: int = DEFAULT_HASH_MB,
               on_line: Callable[[BenchLine], object] | None = None) -> tuple[int, float]:
     """Search every bench position to ``depth``; returns (total nodes, seconds)."""
+    from .search import Engine
+
     engines: dict[str, Engine] = {}
     total_nodes = 0
     total_seconds = 0.0
