@@ -395,20 +395,35 @@ class Engine:
 
         The search thread is started with the first search and lives as long as the engine
         (a thread per search cost about a millisecond: more than a DXP move's whole budget)."""
+        board = board.copy()
+        return self._submit_held(
+            lambda: self._run(board, limits, on_info, ponder, counters, clock_start), done)
+
+    def clear_async(self) -> "Future[None]":
+        """``clear`` on the search thread, so that the caller goes on at once (a large table
+        takes tens of milliseconds: a DXP session clears between games). The next
+        ``search_async`` waits for it. Raises RuntimeError while a search runs."""
+        future = self._submit_held(self._clear_held)
+        self._pending_clear = future
+        return future
+
+    def _submit_held(self, work: Callable[[], Any],
+                     done: "Callable[[Future], object] | None" = None) -> "Future":
+        """Take the engine (RuntimeError if a search runs), then run ``work`` on the search
+        thread and hand its result or exception to the returned Future (and ``done``)."""
         from concurrent.futures import Future  # (here: it costs start-up 8 ms)
 
         self._begin()
-        future: Future[SearchResult] = Future()
+        future: Future = Future()
         future.set_running_or_notify_cancel()
         if done is not None:
             future.add_done_callback(done)
-        board = board.copy()
 
-        def work() -> None:
+        def job() -> None:
             # the engine is free before the result is handed over: a caller that starts the
             # next search as soon as it has the result (a Hub go on our done) finds it free
             try:
-                result = self._run(board, limits, on_info, ponder, counters, clock_start)
+                result = work()
             except BaseException as exc:  # handed to the caller through the Future
                 self._busy.release()
                 future.set_exception(exc)
@@ -416,31 +431,7 @@ class Engine:
                 self._busy.release()
                 future.set_result(result)
 
-        self._submit(work)
-        return future
-
-    def clear_async(self) -> "Future[None]":
-        """``clear`` on the search thread, so that the caller goes on at once (a large table
-        takes tens of milliseconds: a DXP session clears between games). The next
-        ``search_async`` waits for it. Raises RuntimeError while a search runs."""
-        from concurrent.futures import Future
-
-        self._begin()
-        future: Future[None] = Future()
-        future.set_running_or_notify_cancel()
-
-        def work() -> None:
-            try:
-                self._clear_held()
-            except BaseException as exc:
-                self._busy.release()
-                future.set_exception(exc)
-            else:
-                self._busy.release()
-                future.set_result(None)
-
-        self._pending_clear = future
-        self._submit(work)
+        self._submit(job)
         return future
 
     def _wait_for_clear(self) -> None:
