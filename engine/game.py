@@ -242,11 +242,9 @@ class Game:
     def rules_outcome(self) -> Outcome | None:
         """The outcome the rules give the current position, or None while play goes on."""
         board = self.board
-        if not board.legal_moves:
-            loser_white = board.white_to_move
-            pieces = board.position.white if loser_white else board.position.black
-            reason = Termination.NO_MOVES if pieces else Termination.NO_PIECES
-            return Outcome(result_text(self.variant, not loser_white), not loser_white, reason)
+        lost = board.outcome()  # no legal move, or no piece: the side to move has lost
+        if lost is not None:
+            return lost
         run = self._history[len(self._history) - self._counters.reversible:]
         drawn = draw_termination(self.variant, board.position, self._counters, [p for p, _ in run])
         if drawn is None:
