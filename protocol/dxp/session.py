@@ -621,16 +621,14 @@ class DxpSession:
             return
         _, future = self._search
         self._search = None
-        # stop and wait until the engine has let go (its callback still posts the result,
-        # under a token no longer current: it is ignored)
-        while not future.done():
-            self.engine.stop()  # again and again: it may come just before the search begins
-            try:
-                future.result(timeout=0.01)
-            except Exception:  # timeouts, and a search that failed: done either way
-                pass
-        while self.engine.searching:  # the engine is released a moment after the result
-            time.sleep(0.0002)
+        # stop and wait for the result (its callback still posts it, under a token no longer
+        # current: it is ignored). The engine latches a stop that comes before its search
+        # thread has begun, and is free again before the Future is done.
+        self.engine.stop()
+        try:
+            future.result()
+        except Exception:  # a search that failed has ended too
+            pass
 
     def _take_back(self, ply: int) -> None:
         game = self.game
