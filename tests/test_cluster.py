@@ -260,12 +260,30 @@ class _PidSlot:
         pass
 
 
+class _MeetingSlot(_PidSlot):
+    """A slot whose first unit waits (up to a minute) until ``slots`` slots have begun one,
+    each leaving its process id in ``directory``: whether every slot gets work then depends on
+    the farm handing work to each slot that starts, not on how fast Ray starts them on a
+    loaded machine."""
+
+    def __init__(self, directory: str, slots: int):
+        self.directory, self.slots = Path(directory), slots
+
+    def play(self, item: int) -> int:
+        (self.directory / str(os.getpid())).touch()
+        deadline = time.monotonic() + 60
+        while len(list(self.directory.iterdir())) < self.slots and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return os.getpid()
+
+
 @pytest.mark.parametrize("per_node, cores, slots", [(None, 1, 2), (1, 1, 1), (3, 1, 3),
                                                      (None, 2, 1)])
-def test_slots_per_machine(per_node, cores, slots):
+def test_slots_per_machine(per_node, cores, slots, tmp_path):
     """One slot per core by default (the module's Ray has two) or per ``cores`` (engines on
-    several threads), else ``per_node``."""
-    farm = Farm(ray, _PidSlot, (), per_node=per_node, cores_per_slot=cores)
+    several threads), else ``per_node``; each slot gets work."""
+    farm = Farm(ray, _MeetingSlot, (str(tmp_path), slots), per_node=per_node,
+                cores_per_slot=cores)
     results = dict(pair for finished in farm.results(range(9), key=lambda item: item)
                    for pair in finished)
     assert sorted(results) == list(range(9))
