@@ -111,6 +111,16 @@ def bounded(kind: Callable[[str], float], name: str, low: float, high: float | N
         lambda v: f"{name} must be {span}, not {text}")
 
 
+def listed(check: Callable[[str], Any]) -> Callable[[str], tuple]:
+    """One value or several, comma-separated, each read by ``check`` (a grid to try)."""
+    def read(text: str) -> tuple:
+        parts = [part.strip() for part in text.split(",")]
+        if not all(parts):
+            raise argparse.ArgumentTypeError(f"an empty value in {text!r}")
+        return tuple(check(part) for part in parts)
+    return read
+
+
 #: ``--hash`` of analyse, bench and dxp: the range every front end takes (engine.hashsize)
 hash_size = int_range("hash size", MIN_HASH_MB, MAX_HASH_MB)
 #: a TCP port to listen on, 0 for one the system picks

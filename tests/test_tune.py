@@ -20,6 +20,7 @@ from engine.evaluation import feature_rows, layout, read_weights, write_weights
 from protocol.cli import main
 from protocol.training.data import GameRecord, Meta, write_chunk, write_meta
 from protocol.training.dataset import split_by_game
+from protocol.training.design_store import DesignStore, column_stats
 from protocol.training.logistic import fit_k, fit_weights
 
 REPO = Path(__file__).resolve().parents[1]
@@ -189,6 +190,91 @@ def test_tune_recovers_planted_weights(planted, tmp_path, capsys):
     assert np.corrcoef(fitted[params], weights[params])[0, 1] > 0.93
 
 
+def planted_store(planted, directory: Path, block_rows: int = 3_000):
+    """The planted positions' design on disk in blocks, and the same rows in memory (the
+    store's float32 values, so that both hold the same numbers)."""
+    data = planted[0]
+    from protocol.training.dataset import load_positions
+
+    positions = load_positions([str(data)], None)
+    args = (positions.variant, positions.white, positions.black, positions.kings,
+            positions.white_to_move)
+    store = DesignStore.build(directory, *args, block_rows=block_rows)
+    indptr, indices, values = feature_rows(*args, dtype=np.float32)
+    x = sparse.csr_matrix((values.astype(np.float64), indices, indptr), shape=store.shape)
+    return store, x, positions, args
+
+
+def test_design_store_products_match_the_matrix_in_memory(planted, tmp_path):
+    store, x, positions, args = planted_store(planted, tmp_path / "store")
+    assert len(store.block_rows) == 7 and store.shape == x.shape  # 20,000 rows in 3,000s
+    rng = np.random.default_rng(3)
+    w, r = rng.normal(size=x.shape[1]), rng.normal(size=x.shape[0])
+    np.testing.assert_allclose(store @ w, x @ w, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(store.T @ r, x.T @ r, rtol=1e-12, atol=1e-9)
+    for ours, theirs in zip(column_stats(store), column_stats(x)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    # the same positions reuse the files; other positions, or an unfinished store, rebuild
+    stamp = (tmp_path / "store" / "block-00000.values.npy").stat().st_mtime_ns
+    again = DesignStore.build(tmp_path / "store", *args, block_rows=3_000)
+    assert again.fingerprint == store.fingerprint
+    assert (tmp_path / "store" / "block-00000.values.npy").stat().st_mtime_ns == stamp
+    fewer = [a[:100] for a in args[1:]]
+    other = DesignStore.build(tmp_path / "store", args[0], *fewer, block_rows=3_000)
+    assert other.shape[0] == 100 and other.fingerprint != store.fingerprint
+    assert not (tmp_path / "store" / "block-00001.values.npy").exists()
+    (tmp_path / "store" / "store.json").unlink()
+    assert DesignStore.open(tmp_path / "store") is None
+    assert DesignStore.build(tmp_path / "store", args[0], *fewer).shape[0] == 100
+
+
+def test_the_fit_on_disk_equals_the_fit_in_memory(planted, tmp_path):
+    """The streaming fit and the in-memory fit on the same rows give the same weights."""
+    weights, k = planted[1], planted[2]
+    store, x, positions, _ = planted_store(planted, tmp_path / "store")
+    t = positions.result01
+    val = np.arange(len(t)) >= 18_000
+    val_store = DesignStore.build(tmp_path / "val", positions.variant,
+                                  *(a[val] for a in (positions.white, positions.black,
+                                                     positions.kings, positions.white_to_move)))
+    train_store = DesignStore.build(tmp_path / "train", positions.variant,
+                                    *(a[~val] for a in (positions.white, positions.black,
+                                                        positions.kings,
+                                                        positions.white_to_move)),
+                                    block_rows=4_000)
+    fits = [fit_weights(a, t[~val], b, t[val], k, l2=1.0, iterations=60, min_count=1800)
+            for a, b in ((train_store, val_store), (x[~val], x[val]))]
+    assert fits[0].best_iteration == fits[1].best_iteration > 5
+    np.testing.assert_allclose(fits[0].weights, fits[1].weights, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(fits[0].validation_loss, fits[1].validation_loss, rtol=1e-9)
+    assert np.corrcoef(x @ fits[0].weights, x @ weights)[0, 1] > 0.95
+
+
+def test_tune_chooses_l2_by_validation_loss_and_reports_non_zero_weights(planted, tmp_path,
+                                                                         capsys):
+    data = planted[0]
+    out, kept = tmp_path / "w.dkw", tmp_path / "design"
+    assert main(["tune", str(data), "--out", str(out), "--l2", "1,100000", "--min-count",
+                 "1800", "--k", "110", "--epochs", "40", "--design-dir", str(kept),
+                 "--quiet"]) == 0
+    text = capsys.readouterr().out
+    losses = {float(l2): float(loss) for l2, loss in re.findall(
+        r"--l2 (\d+) --min-count 1800: validation loss ([\d.]+)", text)}
+    assert set(losses) == {1.0, 1e5} and losses[1.0] < losses[1e5] - 0.01
+    assert "with --l2 1 --min-count 1800" in text
+    fitted = read_weights(out, "russian")
+    stored = np.rint(fitted * layout("russian").scale) != 0
+    every = re.search(r"all\s+([\d,]+) / ([\d,]+)", text)
+    assert int(every[1].replace(",", "")) == stored.sum() > 0
+    assert int(every[2].replace(",", "")) == len(fitted)
+    assert "pattern:0" in text and "patterns" in text
+    assert DesignStore.open(kept / "train") is not None  # kept for the next fit
+    assert not list(tmp_path.glob(".damka-design-*"))
+    assert main(["tune", str(data), "--out", str(out), "--l2", "1,3", "--validation", "0",
+                 "--quiet"]) == 2
+    one_line_error(capsys, "validation positions")
+
+
 def test_tune_is_reproducible(planted, tmp_path):
     data = planted[0]
     outs = [tmp_path / "a.dkw", tmp_path / "b.dkw"]
@@ -252,6 +338,8 @@ def test_tune_help_names_the_options():
     (["--out", "w.dkw"], "DATA_DIR"),
     (["data", "--out", "w.dkw", "--lambda", "2"], "lambda must be between 0.0 and 1.0"),
     (["data", "--out", "w.dkw", "--validation", "x"], "validation must be a number"),
+    (["data", "--out", "w.dkw", "--l2", "1,,3"], "an empty value in '1,,3'"),
+    (["data", "--out", "w.dkw", "--min-count", "10,-1"], "min-count must be at least 0"),
     (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),
 ])
 def test_tune_bad_arguments_one_line_no_traceback(args, words):

@@ -8,19 +8,22 @@ weights in men, worth ``l2`` positions of evidence, so that it weighs as much ag
 large data set as against a small one) by full-batch L-BFGS
 (scipy.optimize), and keeps the weights of the iteration with the lowest validation loss:
 it stops when that loss has not improved for ``patience`` iterations. Only sparse products
-``X @ w`` and ``X.T @ r`` are formed; no dense matrix of the features ever exists.
+``X @ w`` and ``X.T @ r`` are formed; no dense matrix of the features ever exists, and ``X``
+may be a ``DesignStore`` (design_store.py: row blocks on disk, memory-mapped) for data that
+does not fit in memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Union
 
 import numpy as np
 from scipy import optimize, sparse
 from scipy.special import expit
 
 from .defaults import DEFAULT_PATIENCE
+from .design_store import DesignStore, column_stats
 
 __all__ = ["cross_entropy", "fit_k", "target", "Fit", "fit_weights"]
 
@@ -75,7 +78,11 @@ class _Stop(Exception):
     """Raised from the L-BFGS callback when the validation loss stopped improving."""
 
 
-def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.csr_matrix,
+#: what the fit takes as its features
+Design = Union[sparse.csr_matrix, DesignStore]
+
+
+def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
                 t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
                 patience: int = DEFAULT_PATIENCE, init: np.ndarray | None = None,
                 report: Report | None = None, min_count: int = 0,
@@ -90,19 +97,21 @@ def fit_weights(x_train: sparse.csr_matrix, t_train: np.ndarray, x_val: sparse.c
     n, n_params = x_train.shape
     if n == 0:
         raise ValueError("no training positions")
-    x_train = sparse.csr_matrix(x_train, dtype=np.float64)
-    x_val = sparse.csr_matrix(x_val, dtype=np.float64)
+    if not isinstance(x_train, DesignStore):
+        x_train = sparse.csr_matrix(x_train, dtype=np.float64)
+    if not isinstance(x_val, DesignStore):
+        x_val = sparse.csr_matrix(x_val, dtype=np.float64)
     t_train = np.asarray(t_train, np.float64)
     t_val = np.asarray(t_val, np.float64)
     penalty = l2 / (MAN * MAN * n)
     w0 = np.zeros(n_params) if init is None else np.asarray(init, np.float64).copy()
     # L-BFGS works on u = w / d, with d from the diagonal of the Hessian (p(1-p) <= 1/4):
     # the features differ in scale by orders of magnitude, and unscaled it crawls
-    squares = np.bincount(x_train.indices, weights=x_train.data ** 2, minlength=n_params) / n
-    curvature = 0.25 * squares / (k * k) + 2.0 * penalty
+    counts, squares = column_stats(x_train)
+    curvature = 0.25 * squares / n / (k * k) + 2.0 * penalty
     d = 1.0 / np.sqrt(np.where(curvature > 0, curvature, 1.0))
     if min_count > 0:  # frozen weights: no step, no gradient
-        d[np.bincount(x_train.indices, minlength=n_params) < min_count] = 0.0
+        d[counts < min_count] = 0.0
     u0 = np.divide(w0, d, out=np.zeros(n_params), where=d > 0)
     fixed = np.where(d > 0, 0.0, w0)  # the frozen weights, added back to d * u
 

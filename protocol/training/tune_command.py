@@ -29,20 +29,23 @@ def add_parser(subparsers) -> None:
     p.add_argument("--lambda", dest="mix", type=arg.bounded(float, "lambda", 0.0, 1.0),
                    default=0.0, metavar="L",
                    help="weight of the search score in the target (default 0)")
-    p.add_argument("--l2", type=arg.bounded(float, "l2", 0.0), default=DEFAULT_L2, metavar="X",
+    p.add_argument("--l2", type=arg.listed(arg.bounded(float, "l2", 0.0)),
+                   default=(DEFAULT_L2,), metavar="X[,X...]",
                    help=f"L2 regularisation: a prior on the weights worth X positions of data "
                         f"per squared man (default {DEFAULT_L2:g}; rare pattern entries stay "
-                        f"near zero)")
+                        f"near zero); several values: each is fitted and the one with the "
+                        f"lowest validation loss is kept")
     p.add_argument("--epochs", type=arg.bounded(int, "epochs", 1, 100000), default=300,
                    metavar="N", help="at most N L-BFGS iterations (default 300)")
     p.add_argument("--patience", type=arg.bounded(int, "patience", 1, 100000),
                    default=DEFAULT_PATIENCE, metavar="N",
                    help=f"stop after N iterations without a better validation loss (default "
                         f"{DEFAULT_PATIENCE})")
-    p.add_argument("--min-count", type=arg.bounded(int, "min-count", 0),
-                   default=DEFAULT_MIN_COUNT, metavar="N",
+    p.add_argument("--min-count", type=arg.listed(arg.bounded(int, "min-count", 0)),
+                   default=(DEFAULT_MIN_COUNT,), metavar="N[,N...]",
                    help=f"weights whose feature appears in fewer than N training positions keep "
-                        f"their initial value (default {DEFAULT_MIN_COUNT})")
+                        f"their initial value (default {DEFAULT_MIN_COUNT}); several values: "
+                        f"chosen with --l2 by the validation loss")
     p.add_argument("--k", type=arg.bounded(float, "k", 1e-3), default=None, metavar="K",
                    help="the scale of sigmoid(eval / K) (default: fitted to the data's scores)")
     p.add_argument("--validation", type=arg.bounded(float, "validation", 0.0, 0.9), default=0.1,
@@ -50,6 +53,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=1, metavar="S",
                    help="the seed of the validation split (default 1)")
     p.add_argument("--init", metavar="FILE", help="start from these weights (default: zeros)")
+    p.add_argument("--design-dir", metavar="DIR",
+                   help="keep the positions' features here, on disk, and reuse them when the "
+                        "same data is fitted again (default: a temporary directory beside "
+                        "--out, removed at the end)")
     p.add_argument("--quiet-only", action=argparse.BooleanOptionalAction, default=True,
                    help="fit only positions without a capture for either side (default on)")
     p.add_argument("--quiet", action="store_true", help="no progress display")

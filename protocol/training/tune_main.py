@@ -1,27 +1,34 @@
-"""``damka tune`` from parsed arguments: data, features, K, the fit, the weights file."""
+"""``damka tune`` from parsed arguments: the data, its features on disk (design_store.py),
+K, one fit for each --l2 and --min-count (the lowest validation loss is kept), the weights
+file, and how many of its parameters the data moved off zero."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
 from engine.variants import Variant
 from engine.weights_file import SCALE
 
-#: the largest weight a weights file holds (int16 in 1/SCALE hundredths of a man)
-WEIGHT_LIMIT = 32767 / SCALE
-
 from .data import SCORE_CLIP, DataError
 from .dataset import load_positions, split_by_game
-from .features import design_matrix, evaluation
-from .logistic import fit_k, fit_weights, target
+from .design_store import DesignStore
+from .features import evaluation
+from .logistic import Fit, fit_k, fit_weights, target
+from .weight_report import format_report, nonzero_by_group
 
 __all__ = ["main"]
+
+#: the largest weight a weights file holds (int16 in 1/SCALE hundredths of a man)
+WEIGHT_LIMIT = 32767 / SCALE
 
 
 def main(args: argparse.Namespace, variant: Variant | None) -> int:
@@ -47,23 +54,57 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
 
     from tqdm import tqdm
 
-    with tqdm(total=len(positions), unit="pos", desc="features", file=sys.stderr,
-              disable=args.quiet, dynamic_ncols=True) as bar:
-        x_train = design_matrix(variant, train.white, train.black, train.kings,
-                                train.white_to_move, bar.update)
-        x_val = design_matrix(variant, held.white, held.black, held.kings,
-                              held.white_to_move, bar.update)
+    with _design_directory(args.design_dir, folder) as directory, \
+            tqdm(total=len(positions), unit="pos", desc="features", file=sys.stderr,
+                 disable=args.quiet, dynamic_ncols=True) as bar:
+        x_train = DesignStore.build(directory / "train", variant, train.white, train.black,
+                                    train.kings, train.white_to_move, bar.update)
+        x_val = DesignStore.build(directory / "validation", variant, held.white, held.black,
+                                  held.kings, held.white_to_move, bar.update)
+        bar.close()
+        k = args.k
+        if k is None:
+            decided = np.abs(train.score) < SCORE_CLIP
+            k = fit_k(train.score[decided], train.result01[decided])
+        print(f"tune: K = {k:.1f} ({'given' if args.k else 'fitted to the search scores'})",
+              flush=True)
+        t_train = target(train.result01, train.score, k, args.mix)
+        t_val = target(held.result01, held.score, k, args.mix)
+        grid = [(l2, count) for l2 in args.l2 for count in args.min_count]
+        if len(grid) > 1 and len(held) == 0:
+            raise DataError("choosing among several --l2 or --min-count values needs "
+                            "validation positions (--validation above 0)")
+        fits = []
+        for l2, count in grid:
+            fit = _fit(args, x_train, t_train, x_val, t_val, k, l2, count, init,
+                       f"L-BFGS l2={l2:g} min-count={count}" if len(grid) > 1 else "L-BFGS")
+            fits.append((fit.validation_loss[fit.best_iteration], l2, count, fit))
+            if len(grid) > 1:
+                print(f"tune: --l2 {l2:g} --min-count {count}: validation loss "
+                      f"{fits[-1][0]:.5f} at iteration {fit.best_iteration}", flush=True)
+    _, l2, count, fit = min(fits, key=lambda entry: entry[0]) if len(held) else fits[-1]
+    try:
+        ev.write_weights(args.out, variant, fit.weights)
+    except OSError as exc:
+        raise DataError(f"{args.out}: {exc.strerror or exc}") from None
+    best = fit.best_iteration
+    chosen = f" with --l2 {l2:g} --min-count {count}" if len(grid) > 1 else ""
+    print(f"tune: iteration {best} of {len(fit.train_loss) - 1}{chosen}"
+          f"{' (validation loss stopped improving)' if fit.stopped_early else ''}: "
+          f"train loss {fit.train_loss[0]:.5f} -> {fit.train_loss[best]:.5f}, validation "
+          f"{fit.validation_loss[0]:.5f} -> {fit.validation_loss[best]:.5f}; wrote {args.out} "
+          f"in {time.perf_counter() - started:.1f} s")
+    print("tune: parameters the file holds non-zero:")
+    print(format_report(nonzero_by_group(ev.layout(variant), fit.weights)), flush=True)
+    return 0
 
-    k = args.k
-    if k is None:
-        decided = np.abs(train.score) < SCORE_CLIP
-        k = fit_k(train.score[decided], train.result01[decided])
-    print(f"tune: K = {k:.1f} ({'given' if args.k else 'fitted to the search scores'})",
-          flush=True)
-    t_train = target(train.result01, train.score, k, args.mix)
-    t_val = target(held.result01, held.score, k, args.mix)
 
-    with tqdm(total=args.epochs, unit="it", desc="L-BFGS", file=sys.stderr,
+def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
+         x_val: DesignStore, t_val: np.ndarray, k: float, l2: float, min_count: int,
+         init: np.ndarray | None, label: str) -> Fit:
+    from tqdm import tqdm
+
+    with tqdm(total=args.epochs, unit="it", desc=label, file=sys.stderr,
               disable=args.quiet, dynamic_ncols=True) as bar:
         def report(iteration: int, train_loss: float, val_loss: float) -> None:
             bar.set_postfix_str(f"train {train_loss:.5f} validation {val_loss:.5f}",
@@ -71,19 +112,24 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
             if iteration:
                 bar.update(1)
 
-        fit = fit_weights(x_train, t_train, x_val, t_val, k, args.l2, args.epochs,
-                          args.patience, init, report, args.min_count, WEIGHT_LIMIT)
-    try:
-        ev.write_weights(args.out, variant, fit.weights)
-    except OSError as exc:
-        raise DataError(f"{args.out}: {exc.strerror or exc}") from None
-    best = fit.best_iteration
-    print(f"tune: iteration {best} of {len(fit.train_loss) - 1}"
-          f"{' (validation loss stopped improving)' if fit.stopped_early else ''}: "
-          f"train loss {fit.train_loss[0]:.5f} -> {fit.train_loss[best]:.5f}, validation "
-          f"{fit.validation_loss[0]:.5f} -> {fit.validation_loss[best]:.5f}; wrote {args.out} "
-          f"in {time.perf_counter() - started:.1f} s")
-    return 0
+        return fit_weights(x_train, t_train, x_val, t_val, k, l2, args.epochs,
+                           args.patience, init, report, min_count, WEIGHT_LIMIT)
+
+
+@contextmanager
+def _design_directory(kept: str | None, beside: Path) -> Iterator[Path]:
+    """Where the features go: ``kept`` (made if need be, left in place), else a temporary
+    directory in ``beside`` that goes at the end."""
+    if kept is not None:
+        directory = Path(kept)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataError(f"{kept}: {exc.strerror or exc}") from None
+        yield directory
+        return
+    with tempfile.TemporaryDirectory(prefix=".damka-design-", dir=beside) as name:
+        yield Path(name)
 
 
 def _weights(ev, path: str, variant: Variant) -> np.ndarray:
