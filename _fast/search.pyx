@@ -113,25 +113,27 @@ cdef int FEATURES = F_ALL
 cdef int PRUNE_MARGIN = 10      # hundredths of a man per ply of depth
 cdef int PRUNE_DEPTH = 3        # the least depth at which a node may be pruned
 cdef int PRUNE_PERCENT = 40     # the verification's depth, percent of the node's
-cdef int LMR_MODE = 0           # 0: Scan-shaped steps; 1: the log table
+cdef int LMR_MODE = 0           # 0: Scan 2.0's steps; 1: the log table; 2: Scan 3.1's
+cdef int EXTEND_DEPTH = 1       # the least depth at which a single legal move is extended
 
 
 def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_depth=3,
-                         int prune_percent=40, int lmr_mode=0):
+                         int prune_percent=40, int lmr_mode=0, int extend_depth=1):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
-    global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE
+    global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
     PRUNE_PERCENT = prune_percent
     LMR_MODE = lmr_mode
+    EXTEND_DEPTH = extend_depth
 
 
 def _search_features():
     """The rules in force, as _set_search_features takes them."""
     return dict(features=FEATURES, prune_margin=PRUNE_MARGIN, prune_depth=PRUNE_DEPTH,
-                prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE)
+                prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
@@ -794,7 +796,8 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         vary_root_order(s, &ml, tt_move, scores)
     # one legal move (mostly a forced capture): a ply more, which costs next to nothing
     extension = 0
-    if ml.count == 1 and (FEATURES & F_EXTEND_SINGLE) and ply < MAX_PLY // 2:
+    if (ml.count == 1 and (FEATURES & F_EXTEND_SINGLE) and depth >= EXTEND_DEPTH
+            and ply < MAX_PLY // 2):
         extension = 1
 
     best = -INF
@@ -899,7 +902,7 @@ cdef inline int late_move_reduction(int depth, int moved, bint pv_node) noexcept
         return r
     if pv_node:
         return 1 if moved >= 3 else 0
-    if moved >= 6:
+    if moved >= (4 if LMR_MODE == 2 else 6):  # Scan 3.1: from the 5th move; 2.0: the 7th
         return 2
     return 1
 

@@ -25,7 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prune-margin", type=int, help="hundredths of a man per ply")
     parser.add_argument("--prune-depth", type=int, help="the least depth pruned")
     parser.add_argument("--prune-percent", type=int, help="verification depth, percent")
-    parser.add_argument("--lmr-mode", type=int, help="0: Scan-shaped steps, 1: the log table")
+    parser.add_argument("--lmr-mode", type=int, help="0: Scan 2.0's steps, 1: the log table, 2: Scan 3.1's")
+    parser.add_argument("--extend-depth", type=int,
+                        help="the least depth at which a single legal move is extended")
     parser.add_argument("--list", action="store_true", help="list the rules and exit")
     parser.add_argument("damka", nargs=argparse.REMAINDER, help="the damka command line")
     args = parser.parse_args(argv)
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         if name not in names:
             parser.error(f"no rule {name!r}; the rules: {', '.join(names)}")
         settings["features"] &= ~names[name]
-    for key in ("prune_margin", "prune_depth", "prune_percent", "lmr_mode"):
+    for key in ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
     search._set_search_features(**settings)

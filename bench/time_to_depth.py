@@ -42,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default="", help="comma-separated rule sets (default all)")
     parser.add_argument("--off", default="", help="search rules to switch off, comma-separated")
     parser.add_argument("--hash", type=int, default=64, help="hash MB (default 64)")
+    parser.add_argument("--lmr-mode", type=int,
+                        help="0: Scan 2.0's steps, 1: the log table, 2: Scan 3.1's")
+    parser.add_argument("--extend-depth", type=int,
+                        help="the least depth at which a single legal move is extended")
     parser.add_argument("--detail", action="store_true", help="nodes and seconds per depth")
     parser.add_argument("--json", action="store_true", help="one JSON object a position")
     args = parser.parse_args(argv)
@@ -55,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         if name not in search.SEARCH_FEATURES:
             parser.error(f"no rule {name!r}; the rules: {', '.join(search.SEARCH_FEATURES)}")
         settings["features"] &= ~search.SEARCH_FEATURES[name]
+    for key in ("lmr_mode", "extend_depth"):
+        if getattr(args, key) is not None:
+            settings[key] = getattr(args, key)
     search._set_search_features(**settings)
 
     wanted = set(filter(None, args.variants.split(",")))
