@@ -21,7 +21,7 @@ __all__ = ["add_parser", "run", "load_tables"]
 
 
 def add_parser(subparsers) -> None:
-    from engine.egtb import MAX_PIECES
+    from engine.egtb.material import MAX_PIECES
 
     p = subparsers.add_parser(
         "egtb",
@@ -157,7 +157,8 @@ def _run_probe(args: argparse.Namespace) -> int:
 
 
 def _run_verify(args: argparse.Namespace) -> int:
-    from engine.egtb import EgtbError, verify
+    from engine.egtb import EgtbError
+    from engine.egtb.verify import verify
     from engine.egtb.paths import variant_dir
     from engine.variants import VARIANTS
 

@@ -129,6 +129,19 @@ def test_help_lists_the_commands(args):
     assert "usage: damka" in run.stdout and "perft" in run.stdout
 
 
+def test_help_loads_neither_numpy_nor_the_databases():
+    """The command line is drawn from light modules: numpy and the database code load only
+    when a command that needs them runs (the first start of a GUI's engine is quick)."""
+    code = ("import sys; from protocol.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('engine.egtb.')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    loaded = run.stdout.strip().splitlines()[-1]
+    assert "numpy" not in loaded and "builder" not in loaded and "probe" not in loaded
+
+
 BAD = [
     ("perft", "--variant", "chess", "--depth", "1"),
     ("perft", "--fen", "W:W51:B1", "--depth", "1"),

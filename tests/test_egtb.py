@@ -16,9 +16,9 @@ import pytest
 
 from engine import _core, reference
 from engine.board import Board
-from engine.egtb import (DRAW, LOSS, WIN, EgtbError, Material, TableFile, Tablebase, build,
-                         verify)
+from engine.egtb import DRAW, LOSS, WIN, EgtbError, Material, TableFile, Tablebase, build
 from engine.egtb.builder import load_into, solver
+from engine.egtb.verify import verify
 from engine.egtb.storage import _CRC, _HEAD, BLOCK, KIND_DTC, MAGIC, VERSION, write_table
 from engine.position import Position
 from engine.squares import row_col

@@ -18,15 +18,11 @@ import numpy as np
 
 from .._core import compiled, core_rules
 from ..variants import Variant
-from .material import Material, pairs
+from .material import MAX_PIECES, Material, pairs
 from .paths import variant_dir
 from .storage import SUFFIX, EgtbError, TableFile, write_table
 
 _egtb = compiled("egtb")
-
-#: the largest piece count the index handles (men and kings of one kind below 8)
-MAX_PIECES = 7
-
 
 @dataclass
 class BuildProgress:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple
 
+#: the largest piece count the index handles (men and kings of one kind below 8)
+MAX_PIECES = 7
+
 
 class Material(NamedTuple):
     """Men and kings of the side to move (w) and of the opponent (b)."""
