@@ -15,35 +15,53 @@ import argparse
 import sys
 
 
-def main(argv: list[str] | None = None) -> int:
-    from engine import _core
+#: the core's settings beside the rules, as _set_search_features names them
+_SETTINGS = ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth")
 
-    search = _core.compiled("search")
-    names = search.SEARCH_FEATURES
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+
+def add_rule_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the search's rules (this script's and bench/time_to_depth.py's)."""
     parser.add_argument("--off", default="", help="rules to switch off, comma-separated")
     parser.add_argument("--prune-margin", type=int, help="hundredths of a man per ply")
     parser.add_argument("--prune-depth", type=int, help="the least depth pruned")
     parser.add_argument("--prune-percent", type=int, help="verification depth, percent")
-    parser.add_argument("--lmr-mode", type=int, help="0: Scan 2.0's steps, 1: the log table, 2: Scan 3.1's")
+    parser.add_argument("--lmr-mode", type=int,
+                        help="0: Scan 2.0's steps, 1: the log table, 2: Scan 3.1's")
     parser.add_argument("--extend-depth", type=int,
                         help="the least depth at which a single legal move is extended")
-    parser.add_argument("--list", action="store_true", help="list the rules and exit")
-    parser.add_argument("damka", nargs=argparse.REMAINDER, help="the damka command line")
-    args = parser.parse_args(argv)
-    if args.list:
-        for name in names:
-            print(name)
-        return 0
+
+
+def apply_rule_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Set the core's rules from the options of ``add_rule_options`` for the searches to come
+    (a rule that does not exist is the parser's error)."""
+    from engine import _core
+
+    search = _core.compiled("search")
+    names = search.SEARCH_FEATURES
     settings = search._search_features()
     for name in filter(None, args.off.split(",")):
         if name not in names:
             parser.error(f"no rule {name!r}; the rules: {', '.join(names)}")
         settings["features"] &= ~names[name]
-    for key in ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth"):
+    for key in _SETTINGS:
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
     search._set_search_features(**settings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from engine import _core
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_rule_options(parser)
+    parser.add_argument("--list", action="store_true", help="list the rules and exit")
+    parser.add_argument("damka", nargs=argparse.REMAINDER, help="the damka command line")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name in _core.compiled("search").SEARCH_FEATURES:
+            print(name)
+        return 0
+    apply_rule_options(parser, args)
     from protocol.cli import main as damka
 
     return damka(args.damka)

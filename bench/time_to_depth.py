@@ -19,6 +19,8 @@ import argparse
 import json
 import sys
 
+from search_variant import add_rule_options, apply_rule_options  # bench/, beside this
+
 POSITIONS: tuple[tuple[str, str, str], ...] = (
     ("international", "start", "W:W31-50:B1-20"),
     ("international", "middlegame",
@@ -40,29 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--time", type=float, default=5.0, help="seconds a position (default 5)")
     parser.add_argument("--variants", default="", help="comma-separated rule sets (default all)")
-    parser.add_argument("--off", default="", help="search rules to switch off, comma-separated")
     parser.add_argument("--hash", type=int, default=64, help="hash MB (default 64)")
-    parser.add_argument("--lmr-mode", type=int,
-                        help="0: Scan 2.0's steps, 1: the log table, 2: Scan 3.1's")
-    parser.add_argument("--extend-depth", type=int,
-                        help="the least depth at which a single legal move is extended")
+    add_rule_options(parser)
     parser.add_argument("--detail", action="store_true", help="nodes and seconds per depth")
     parser.add_argument("--json", action="store_true", help="one JSON object a position")
     args = parser.parse_args(argv)
 
-    from engine import Board, _core
+    from engine import Board
     from engine.search import Engine, Limits
 
-    search = _core.compiled("search")
-    settings = search._search_features()
-    for name in filter(None, args.off.split(",")):
-        if name not in search.SEARCH_FEATURES:
-            parser.error(f"no rule {name!r}; the rules: {', '.join(search.SEARCH_FEATURES)}")
-        settings["features"] &= ~search.SEARCH_FEATURES[name]
-    for key in ("lmr_mode", "extend_depth"):
-        if getattr(args, key) is not None:
-            settings[key] = getattr(args, key)
-    search._set_search_features(**settings)
+    apply_rule_options(parser, args)
 
     wanted = set(filter(None, args.variants.split(",")))
     engines: dict[str, Engine] = {}
