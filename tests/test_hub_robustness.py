@@ -321,3 +321,56 @@ def test_control_characters_over_the_pipe():
         assert hub.quit() == ""
     finally:
         hub.close()
+
+
+class _ReaderGoneAfter(io.StringIO):
+    """An output whose reader goes away after ``lines`` lines (a GUI that exits without quit)."""
+
+    def __init__(self, lines: int):
+        super().__init__()
+        self.left = lines
+
+    def write(self, text: str) -> int:
+        if self.left <= 0:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.left -= text.count("\n")
+        return super().write(text)
+
+
+def test_a_reader_that_goes_away_stops_the_search_and_ends_the_dialogue():
+    lines: "queue.Queue[tuple[float, str] | None]" = queue.Queue()
+    for line in ("hub", "init", "go analyse"):
+        lines.put((time.monotonic(), line))
+    out = _ReaderGoneAfter(lines=0)
+    server = HubServer(out)
+    server.handle("hub")  # the first write breaks: no exception comes out
+    assert server.output_lost and out.getvalue() == ""
+
+    out = _ReaderGoneAfter(lines=12)  # id, the params, wait, ready: then the search's info
+    server = HubServer(out)
+    loop = threading.Thread(target=server.serve, args=(lines,), daemon=True)
+    loop.start()
+    loop.join(30)  # no end of input and no quit: losing the reader ends the loop
+    assert not loop.is_alive(), "the dialogue went on without a reader"
+    assert server.output_lost and not server.searching
+    assert "ready" in out.getvalue().splitlines()
+
+
+def test_damka_hub_exits_quietly_when_its_output_is_closed():
+    proc = subprocess.Popen(HUB_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        proc.stdin.write("hub\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().startswith("id ")
+        proc.stdout.close()  # like `damka hub | head -1`
+        for line in ("init", "go analyse", "ping"):
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+        rc = proc.wait(timeout=60)  # stdin stays open: the lost output alone ends it
+        assert proc.stderr.read() == ""  # no traceback
+        assert rc == 1  # as every damka command whose output is cut (protocol/cli.py)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -141,6 +141,9 @@ class HubServer:
         #: set once the running search's done (or its error) is sent; None: no search
         self._search_finished: threading.Event | None = None
         self._quit = False
+        #: the reader of our output has gone (a GUI that exited without quit, `| head`)
+        self.output_lost = False
+        self._lines: "queue.Queue[tuple[float, str] | None] | None" = None
         self._received = 0.0
         self._pos_source: tuple | None = None  # (variant, pos text) the board was built from
         self._pos_moves: list[str] = []
@@ -154,14 +157,30 @@ class HubServer:
         args = {k: printable(v) if isinstance(v, str) else v for k, v in args.items()}
         line = format_line(command, *flags, **args) + "\n"
         with self._write_lock:
+            if self.output_lost:
+                return
             try:
-                self.out.write(line)
-            except UnicodeEncodeError:  # (main() makes stdout escape; this is for other outs)
-                encoding = getattr(self.out, "encoding", None) or "ascii"
-                self.out.write(line.encode(encoding, "backslashreplace").decode(encoding))
-            self.out.flush()
+                try:
+                    self.out.write(line)
+                except UnicodeEncodeError:  # (main() makes stdout escape; this is for other outs)
+                    encoding = getattr(self.out, "encoding", None) or "ascii"
+                    self.out.write(line.encode(encoding, "backslashreplace").decode(encoding))
+                self.out.flush()
+            except (OSError, ValueError):  # a broken pipe, or a closed file
+                self._lose_output()
+                return
             if self.params.line_pacing_ms:
                 time.sleep(self.params.line_pacing_ms / 1000)
+
+    def _lose_output(self) -> None:
+        """No one reads us any more: stop the search and end the dialogue quietly (nothing
+        could be said about it), as at the end of input."""
+        self.output_lost = True
+        self._quit = True
+        if self.searching and self._engine is not None:
+            self._engine.stop()
+        if self._lines is not None:
+            self._lines.put(None)  # wake the loop if it waits for input
 
     def error(self, message: str) -> None:
         self.send("error", message=message)  # (send makes it one line, whatever it quotes)
@@ -171,6 +190,7 @@ class HubServer:
     def serve(self, lines: "queue.Queue[tuple[float, str] | None]") -> None:
         """Handle lines until ``quit`` or end of input (None in the queue). Each line comes
         with the time it arrived: a search's clock starts when its ``go`` arrived."""
+        self._lines = lines
         while not self._quit:
             item = lines.get()
             if item is None:
@@ -655,10 +675,14 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=_read_stdin, args=(lines,), name="damka-hub-stdin", daemon=True).start()
     server = HubServer(sys.stdout)
     server.serve(lines)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):  # (the reader has gone: nothing more can be said)
+        pass
     # the stdin reader may still be blocked in a read: leave without waiting for it (a normal
-    # interpreter exit would abort on the reader's lock)
-    os._exit(0)
+    # interpreter exit would abort on the reader's lock); a lost reader is status 1, as for
+    # every other command whose output is cut (protocol/cli.py)
+    os._exit(1 if server.output_lost else 0)
 
 
 if __name__ == "__main__":
