@@ -10,6 +10,9 @@ cdef enum:
     TABLE_SIZE = 6561     # 3^8: a window holds 8 dark squares
     MAX_ENTRIES = 160     # feature entries of one position (bounded by the piece count)
     WEIGHT_SCALE = 16     # weights are int16 in 1/16 of a hundredth of a man
+    EDGE_TABLES = 2       # edge strips of 3 files x 6 rows (9 dark squares), left and right
+    EDGE_SIZE = 19683     # 3^9
+    EDGE_CENTRE = 9841    # (3^9 - 1) / 2: the index of a strip without men
 
 ctypedef struct EvalLayout:
     int size
@@ -35,6 +38,16 @@ ctypedef struct EvalLayout:
     uint64_t valid
     uint64_t long_diagonal
     uint64_t cone[2][64]       # squares from which an opponent could stop a man
+    # edge strips: per row pair, the left strip's squares are pair bits {0, half, half+1} and
+    # the right strip's {half-2, half-1, size-1}; lut_edge turns a pair's bits into the base-3
+    # numbers of both (lane 0 the left, lane 1 the right, digits in square order), lut_edge_rev
+    # into those of the turned reads (lane 0 the right strip, lane 1 the left, digits reversed)
+    uint64_t lut_edge[1024]
+    uint64_t lut_edge_rev[1024]
+    uint64_t edge_offset       # 13 in lanes 0 and 1: keeps a pair's difference non-negative
+    int men_back               # men capture backwards: they deny a king squares behind them
+    int men_take_kings         # men may capture kings at all
+    int broad_draws            # the side ahead with few pieces against a king (10x10)
     int8_t row_of_bit[64]
     int8_t square_of_bit[64]
     int shift[4]
@@ -52,6 +65,7 @@ ctypedef struct EvalLayout:
     int f_king_mobility
     int f_king_square
     int f_pattern[MAX_TABLES]
+    int f_edge[EDGE_TABLES]
     int n_features
     int divisor                # phase_total * WEIGHT_SCALE
     uint64_t magic             # ceil(2^75 / divisor): division by a multiply-high
@@ -59,6 +73,7 @@ ctypedef struct EvalLayout:
 ctypedef struct LearnedEval:
     EvalLayout layout
     int16_t* weights           # n_features x (middlegame, endgame); NULL before loading
+    int read_edges             # some edge weight is non-zero (else the edge tables add 0)
 
 ctypedef struct FeatureSink:
     # accumulating mode (idx == NULL): sums of the weights; listing mode: the entries
@@ -69,7 +84,7 @@ ctypedef struct FeatureSink:
     int32_t* idx
     int32_t* coef
     int phase                  # 0 .. phase_total
-    int draw_divisor           # 1, 2, 16 or 32: drawish material scaled toward zero
+    int draw_divisor           # 1, 2, 8, 16 or 32: drawish material scaled toward zero
     int draw_shift             # its log2
 
 cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil

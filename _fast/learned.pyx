@@ -17,16 +17,26 @@ Features (all "White minus Black", so the colour-mirrored position scores the ex
   window's base-3 number indexes its table. A table belongs to a window on White's half; the
   window turned 180 degrees reads the same table with its trits negated (colours swapped) and
   the weight's sign flipped, so one table serves both colours.
+- edge tables: the strips of 3 files x 6 rows (9 dark squares) on the left and right edge of
+  White's half, read in the same way (and turned: the opposite strips on Black's side).
 - material (men, first king, second king, further kings), trade (ahead, and ahead x pieces
   gone), tempo (rows advanced), side to move, balance (|left - right| and the skew over the
   files), formation (men that cannot move, and those held by an opponent piece), runaway men
   (1..3 rows to go with no opponent piece in front, with and without opponent kings), king
-  mobility (empty squares the kings reach) and a king square table.
+  mobility (empty squares the kings reach, and how many of them an opponent man could capture
+  a king on) and a king square table.
+
+Drawish material (layout 2 adds the second 10x10 rule): a lone king against a king /16; on
+10x10 a lone king against at most three pieces with a king /2 (/32 on the long diagonal or
+against two); failing those, on 10x10, the side ahead in material (a king counts three men;
+level: both sides) with at most three pieces against a king /8, or with as many kings as the
+other and men within one /2; on 8x8 a lone flying king against at most two pieces /16.
 
 The pattern index costs a few shifts and two table lookups per row pair: ``lut_fwd`` turns
 the bits of a row pair into base-3 numbers for every column offset at once (16-bit lanes),
 ``lut_rev`` the same with the digits reversed (for the turned windows); one multiply-add per
-band then gives the table entries of all its windows.
+band then gives the table entries of all its windows. The edge tables work the same way:
+``lut_edge`` gives a row pair's 3 digits of both strips, three pairs make a strip's index.
 """
 
 from libc.stdint cimport uint64_t, int16_t, int32_t, int64_t, int8_t, uint8_t
@@ -52,7 +62,7 @@ cdef extern from *:
     unsigned long long damka_mulhi(unsigned long long a, unsigned long long b) noexcept nogil
 
 #: bumped whenever the meaning of a feature changes (part of the layout fingerprint)
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 SCALE = WEIGHT_SCALE
 N_RUNAWAY = 3
 
@@ -65,7 +75,7 @@ SCALAR_GROUPS = (
     ("formation", ("blocked_men", "held_men")),
     ("runaway", ("one_row", "two_rows", "three_rows",
                  "one_row_vs_king", "two_rows_vs_king", "three_rows_vs_king")),
-    ("king_mobility", ("squares",)),
+    ("king_mobility", ("squares", "denied_squares")),
 )
 
 
@@ -90,14 +100,28 @@ cdef inline int col_of(int size, int s) noexcept nogil:
     return 2 * (s % (size // 2)) + (1 if row % 2 == 0 else 0)
 
 
+cdef inline int base3_of(int v, const int* bits, int n, bint reverse) noexcept nogil:
+    """The base-3 number whose digit j (of n) is 1 when bit bits[j] of v is set; with
+    ``reverse`` digit j is worth 3^(n-1-j) instead of 3^j."""
+    cdef int c = 0
+    cdef int worth = 1
+    cdef int j
+    for j in range(n):
+        if (v >> bits[n - 1 - j if reverse else j]) & 1:
+            c += worth
+        worth *= 3
+    return c
+
+
 cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil:
     """Geometry, lookup tables and feature offsets for one rule set."""
     cdef int size = r.size
     cdef int half = size // 2
     cdef int nlanes = half - 1
-    cdef int s, row, col, b, k, j, v, p, rp, rk, t, rr, c0, c1
+    cdef int s, row, col, b, k, j, v, p, rp, rk, t, rr
     cdef int bits[4]
-    cdef int pow3[4]
+    cdef int left[3]
+    cdef int right[3]
     cdef uint64_t fw, rv, mq, mr
     memset(L, 0, sizeof(EvalLayout))
     L.size = size
@@ -111,10 +135,6 @@ cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil:
     L.start_pieces = 2 * half * (half - 1)
     for j in range(4):
         L.shift[j] = r.shift[j]
-    pow3[0] = 1
-    pow3[1] = 3
-    pow3[2] = 9
-    pow3[3] = 27
     for k in range(nlanes):
         L.lane_offset |= (<uint64_t>40) << (16 * k)
     for v in range(1 << size):
@@ -125,14 +145,8 @@ cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil:
             bits[1] = k + 1
             bits[2] = half + k
             bits[3] = half + k + 1
-            c0 = 0
-            c1 = 0
-            for j in range(4):
-                if (v >> bits[j]) & 1:
-                    c0 += pow3[j]
-                    c1 += pow3[3 - j]
-            fw |= (<uint64_t>c0) << (16 * k)
-            rv |= (<uint64_t>c1) << (16 * k)
+            fw |= (<uint64_t>base3_of(v, bits, 4, 0)) << (16 * k)
+            rv |= (<uint64_t>base3_of(v, bits, 4, 1)) << (16 * k)
         L.lut_fwd[v] = fw
         L.lut_rev[v] = rv
     # tables: windows on White's half (and the centre band once per rotation pair)
@@ -182,6 +196,22 @@ cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil:
         if row + col == size - 1:
             L.long_diagonal |= (<uint64_t>1) << b
     fill_cones(r, L.cone)
+    # edge strips (see EvalLayout): per pair, 3 digits for each strip
+    L.edge_offset = (<uint64_t>13) | (<uint64_t>13) << 16
+    left[0] = 0
+    left[1] = half
+    left[2] = half + 1
+    right[0] = half - 2
+    right[1] = half - 1
+    right[2] = size - 1
+    for v in range(1 << size):
+        L.lut_edge[v] = (<uint64_t>base3_of(v, left, 3, 0)
+                         | (<uint64_t>base3_of(v, right, 3, 0)) << 16)
+        L.lut_edge_rev[v] = (<uint64_t>base3_of(v, right, 3, 1)
+                             | (<uint64_t>base3_of(v, left, 3, 1)) << 16)
+    L.men_back = r.men_back
+    L.men_take_kings = r.men_take_kings
+    L.broad_draws = 1 if size == 10 else 0
     L.f_material = 0
     L.f_trade = 4
     L.f_tempo = 6
@@ -190,11 +220,14 @@ cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil:
     L.f_formation = 10
     L.f_runaway = 12
     L.f_king_mobility = 18
-    L.f_king_square = 19
+    L.f_king_square = 20
     j = L.f_king_square + L.nsq
     for t in range(L.ntables):
         L.f_pattern[t] = j
         j += TABLE_SIZE
+    for t in range(EDGE_TABLES):
+        L.f_edge[t] = j
+        j += EDGE_SIZE
     L.n_features = j
     # rounding the score: divide by phase_total * WEIGHT_SCALE with a multiply-high
     L.divisor = L.phase_total * WEIGHT_SCALE
@@ -224,19 +257,40 @@ cdef inline uint64_t step(const EvalLayout* L, uint64_t b, int d) noexcept nogil
     return b << L.shift[d]
 
 
-cdef inline int king_mobility(const EvalLayout* L, uint64_t kings, uint64_t empty) noexcept nogil:
-    """Empty squares the kings reach in one move (summed over the kings)."""
+cdef inline int king_mobility(const EvalLayout* L, uint64_t kings, uint64_t empty,
+                              uint64_t denied, int* n_denied) noexcept nogil:
+    """Empty squares the kings reach in one move (summed over the kings); n_denied gets how
+    many of them are in ``denied``."""
     cdef int n = 0
+    cdef int nd = 0
     cdef int d
     cdef uint64_t f
     for d in range(4):
         f = step(L, kings, d) & empty
         n += pc(f)
+        nd += pc(f & denied)
         if L.flying:
             while f:
                 f = step(L, f, d) & empty
                 n += pc(f)
+                nd += pc(f & denied)
+    n_denied[0] = nd
     return n
+
+
+cdef inline uint64_t capture_squares(const EvalLayout* L, uint64_t men, uint64_t empty,
+                                     int colour) noexcept nogil:
+    """Squares on which these men (of ``colour``) could capture a king: next to a man in a
+    direction it captures in, with the square beyond empty (directions 0, 1 lead up the board,
+    White's forward; 3 - d is the opposite of d)."""
+    cdef uint64_t out = 0
+    cdef int d
+    if not L.men_take_kings:
+        return 0
+    for d in range(4):
+        if L.men_back or (d < 2) == (colour == WHITE):
+            out |= step(L, men, d) & step(L, empty, 3 - d)
+    return out
 
 
 cdef inline uint64_t lanes(const EvalLayout* L, const uint64_t* lut, uint64_t wm, uint64_t bm,
@@ -290,6 +344,32 @@ cdef inline void patterns(const EvalLayout* L, uint64_t wm, uint64_t bm,
         read_window(s, base, inner_rot, 1, -1)
 
 
+cdef inline uint64_t edge_lanes(const EvalLayout* L, const uint64_t* lut, uint64_t plus,
+                                uint64_t minus, int q) noexcept nogil:
+    """Row pair q through an edge table: per lane 13 + (digits of ``plus``) - (of ``minus``)."""
+    cdef int sh = q * (L.size + 1)
+    return (L.edge_offset - lut[(minus >> sh) & L.pair_mask]) + lut[(plus >> sh) & L.pair_mask]
+
+
+cdef inline void edges(const EvalLayout* L, uint64_t wm, uint64_t bm,
+                       FeatureSink* s) noexcept nogil:
+    """The two edge tables: the left and right strips of White's half (the top three row
+    pairs; lanes 0 and 1 of ``top``), each also read turned: the opposite strip of Black's
+    side (the bottom three pairs), digits in reverse order and colours swapped (``turned``).
+    Three pairs of digits 0..26 give 0 .. 3^9-1, EDGE_CENTRE for a strip without men."""
+    cdef const uint64_t* fwd = L.lut_edge
+    cdef const uint64_t* rev = L.lut_edge_rev
+    cdef int t = L.npairs - 3
+    cdef uint64_t top = (edge_lanes(L, fwd, wm, bm, t) + 27 * edge_lanes(L, fwd, wm, bm, t + 1)
+                         + 729 * edge_lanes(L, fwd, wm, bm, t + 2))
+    cdef uint64_t turned = (729 * edge_lanes(L, rev, bm, wm, 0) + 27 * edge_lanes(L, rev, bm, wm, 1)
+                            + edge_lanes(L, rev, bm, wm, 2))
+    emit(s, L.f_edge[0] + <int>(top & 0xFFFF), 1)
+    emit(s, L.f_edge[0] + <int>(turned & 0xFFFF), -1)
+    emit(s, L.f_edge[1] + <int>((top >> 16) & 0xFFFF), 1)
+    emit(s, L.f_edge[1] + <int>((turned >> 16) & 0xFFFF), -1)
+
+
 cdef inline void drawish_lone_king(const EvalLayout* L, FeatureSink* s, uint64_t lone,
                                    int n_other) noexcept nogil:
     """International: on the long diagonal, or against two pieces, the lone king draws."""
@@ -301,9 +381,23 @@ cdef inline void drawish_lone_king(const EvalLayout* L, FeatureSink* s, uint64_t
         s.draw_shift = 1
 
 
+cdef inline void broad_draw(FeatureSink* s, int pieces_ahead, bint level_kings) noexcept nogil:
+    """The side ahead (or level) against a king: with at most 3 pieces /8, else with as many
+    kings and men within one /2 (the larger scaling of the two sides when level)."""
+    if pieces_ahead <= 3:
+        s.draw_divisor = 8
+        s.draw_shift = 3
+    elif level_kings and s.draw_shift < 1:
+        s.draw_divisor = 2
+        s.draw_shift = 1
+
+
 cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16_t* weights,
-                                  int32_t* idx, int32_t* coef, FeatureSink* out) noexcept nogil:
-    """Sum the weights of the position's features (idx NULL) or list them in idx/coef."""
+                                  int32_t* idx, int32_t* coef, int read_edges,
+                                  FeatureSink* out) noexcept nogil:
+    """Sum the weights of the position's features (idx NULL) or list them in idx/coef. The
+    edge tables are read only when ``read_edges``: a file whose edge weights are all zero
+    (one upgraded from layout 1, or fitted without them) pays nothing for them."""
     # a local sink, built here: its fields stay in registers (no aliasing with the weights)
     cdef FeatureSink local
     cdef FeatureSink* s = &local
@@ -316,7 +410,7 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
     cdef uint64_t bk = b & k
     cdef uint64_t empty, wblk, bblk, cand
     cdef int size = L.size
-    cdef int j, sq, d
+    cdef int j, sq, d, ahead, nd_w, nd_b, mob
     cdef int nwm, nbm, nwk, nbk, nw, nb, dw, rb, db, phase, fw, fb
     cdef int run[6]
     local.weights = weights
@@ -328,6 +422,8 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
 
     # patterns: base-3 lanes of every row pair, then one table read per window
     patterns(L, wm, bm, s)
+    if read_edges:
+        edges(L, wm, bm, s)
 
     # material and trade
     nwm = pc(wm)
@@ -341,9 +437,9 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
         emit(s, L.f_material + 1, (nwk >= 1) - (nbk >= 1))
         emit(s, L.f_material + 2, (nwk >= 2) - (nbk >= 2))
         emit(s, L.f_material + 3, (nwk - 2 if nwk > 2 else 0) - (nbk - 2 if nbk > 2 else 0))
-    d = (nwm - nbm) + 3 * (nwk - nbk)
-    if d:
-        d = 1 if d > 0 else -1
+    ahead = (nwm - nbm) + 3 * (nwk - nbk)
+    if ahead:
+        d = 1 if ahead > 0 else -1
         emit(s, L.f_trade, d)
         emit(s, L.f_trade + 1, d * (L.start_pieces - nw - nb))
 
@@ -398,7 +494,10 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
 
     # kings: mobility and squares (Black's squares turned to its own side of the board)
     if wk or bk:
-        emit(s, L.f_king_mobility, king_mobility(L, wk, empty) - king_mobility(L, bk, empty))
+        mob = (king_mobility(L, wk, empty, capture_squares(L, bm, empty, BLACK), &nd_w)
+               - king_mobility(L, bk, empty, capture_squares(L, wm, empty, WHITE), &nd_b))
+        emit(s, L.f_king_mobility, mob)
+        emit(s, L.f_king_mobility + 1, nd_w - nd_b)
         cand = wk
         while cand:
             sq = lsb(cand)
@@ -427,13 +526,18 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
         if (nw == 1 and wk and nb <= 2) or (nb == 1 and bk and nw <= 2):
             s.draw_divisor = 16
             s.draw_shift = 4
+    if L.broad_draws and s.draw_shift == 0 and (wk or bk):
+        if ahead >= 0 and bk:
+            broad_draw(s, nw, nwk == nbk and iabs(nwm - nbm) <= 1)
+        if ahead <= 0 and wk:
+            broad_draw(s, nb, nwk == nbk and iabs(nwm - nbm) <= 1)
     out[0] = local
 
 
 cdef void collect(const EvalLayout* L, const Pos* p, int32_t* idx, int32_t* coef,
                   FeatureSink* out) noexcept nogil:
     """List the position's feature entries (at most MAX_ENTRIES) in idx and coef."""
-    collect_features(L, p, NULL, idx, coef, out)
+    collect_features(L, p, NULL, idx, coef, 1, out)
 
 
 cdef inline int round_div(const EvalLayout* L, int64_t x, int shift) noexcept nogil:
@@ -459,7 +563,7 @@ cdef int learned_evaluate(const LearnedEval* e, const Pos* p) noexcept nogil:
     cdef const EvalLayout* L = &e.layout
     cdef int64_t x
     cdef int v
-    collect_features(L, p, e.weights, NULL, NULL, &sink)
+    collect_features(L, p, e.weights, NULL, NULL, e.read_edges, &sink)
     x = (<int64_t>sink.mg) * sink.phase + (<int64_t>sink.eg) * (L.phase_total - sink.phase)
     v = round_div(L, x, sink.draw_shift)
     return v if p.side == WHITE else -v
@@ -500,6 +604,7 @@ cdef class EvalCore:
 
     def __cinit__(self):
         self.e.weights = NULL
+        self.e.read_edges = 1
 
     def __dealloc__(self):
         free(self.e.weights)
@@ -540,6 +645,12 @@ cdef class EvalCore:
                     pos = k + i % 2
                     squares.append(row * L.half + pos)
                 out.append(tuple(squares))
+        edge_windows = []
+        for t in range(EDGE_TABLES):
+            groups.append((f"edge:{t}", EDGE_SIZE))
+        for strip in ((0, L.half, L.half + 1), (L.half - 2, L.half - 1, L.size - 1)):
+            edge_windows.append(tuple(p * L.size + i for p in range(L.npairs - 3, L.npairs)
+                                      for i in strip))
         assert sum(n for _name, n in groups) == L.n_features
         return {
             "version": LAYOUT_VERSION,
@@ -550,11 +661,14 @@ cdef class EvalCore:
             "feature_names": {name: names for name, names in SCALAR_GROUPS},
             "windows": windows,
             "rotated_windows": rotated,
+            "edge_windows": edge_windows,
+            "rotated_edge_windows": [tuple(L.nsq - 1 - q for q in w) for w in edge_windows],
         }
 
     def set_weights(self, const int16_t[::1] params):
         """Install the weights: n_params int16 (middlegame, endgame per feature)."""
         cdef int16_t* buf
+        cdef Py_ssize_t i
         if params.shape[0] != self.n_params:
             raise ValueError(f"expected {self.n_params} parameters, got {params.shape[0]}")
         buf = <int16_t*>malloc(self.n_params * sizeof(int16_t))
@@ -563,6 +677,16 @@ cdef class EvalCore:
         memcpy(buf, &params[0], self.n_params * sizeof(int16_t))
         free(self.e.weights)
         self.e.weights = buf
+        self.e.read_edges = 0
+        for i in range(2 * self.e.layout.f_edge[0], self.n_params):  # (the last groups)
+            if buf[i]:
+                self.e.read_edges = 1
+                break
+
+    @property
+    def reads_edges(self):
+        """Whether the evaluation reads the edge tables (some edge weight is non-zero)."""
+        return bool(self.e.read_edges)
 
     def evaluate(self, white, black, kings, bint white_to_move):
         """The score of one position (hundredths of a man, side to move's view)."""

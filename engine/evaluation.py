@@ -21,21 +21,18 @@ import os
 
 import numpy as np
 
+from .eval_layout import EvalCore, Layout, layout, layout_core, weights_header
 from .learned import (
     DEFAULT_EVALUATION,
     EVALUATIONS,
-    EvalCore,
-    Layout,
     core_with_params,
     default_weights_path,
-    layout,
-    layout_core,
     load_weights,
-    weights_header,
+    read_layout_params,
 )
 from .position import Position
 from .variants import Variant, as_variant
-from .weights_file import SCALE, WeightsError, read_params, write_params
+from .weights_file import SCALE, WeightsError, write_params
 
 __all__ = [
     "EVALUATIONS",
@@ -77,7 +74,7 @@ def read_weights(path: "str | os.PathLike", variant: "str | Variant") -> np.ndar
 
     Raises WeightsError when the file is missing, truncated, corrupt, or made for another rule
     set or layout."""
-    raw = read_params(path, weights_header(variant))
+    raw = read_layout_params(variant, path)
     return np.frombuffer(raw, dtype="<i2").astype(np.float64) / SCALE
 
 

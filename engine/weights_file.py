@@ -32,7 +32,7 @@ from pathlib import Path
 from .durable import replace_bytes
 
 __all__ = ["WeightsError", "WeightsHeader", "MAGIC", "VERSION", "SCALE", "read_params",
-           "write_params"]
+           "write_params", "peek_header"]
 
 MAGIC = b"DAMKAEVW"
 VERSION = 1
@@ -112,6 +112,21 @@ def read_params(path: "str | os.PathLike", expected: WeightsHeader) -> bytes:
     if zlib.crc32(raw) != crc:
         raise _fail(path, "corrupt payload: checksum mismatch", expected)
     return raw
+
+
+def peek_header(path: "str | os.PathLike") -> WeightsHeader | None:
+    """What a weights file's header says it holds (rule set, layout fingerprint, parameters);
+    None when it has no such header. The full check is read_params's."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEADER.size)
+    except OSError:
+        return None
+    if len(head) < _HEADER.size or head[:8] != MAGIC:
+        return None
+    variant, fingerprint, n_params = _HEADER.unpack_from(head)[3:6]
+    return WeightsHeader(variant.rstrip(b"\0").decode("ascii", "replace"),
+                         fingerprint.decode("ascii", "replace"), n_params)
 
 
 def write_params(path: "str | os.PathLike", header: WeightsHeader, raw: bytes) -> None:

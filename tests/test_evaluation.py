@@ -22,6 +22,7 @@ from engine import Board, get_variant
 from engine.evaluation import (
     WeightsError,
     default_weights_path,
+    eval_core,
     feature_rows,
     layout,
     read_weights,
@@ -32,6 +33,8 @@ from engine.evaluation import (
 from engine.position import Position
 from engine.search import Engine
 from engine.squares import row_col, square_at
+from engine.weights_file import WeightsHeader, write_params
+from engine.weights_upgrade import upgrade_file
 from random_positions import random_games, random_setups
 
 VARIANTS = ("international", "english", "russian", "brazilian", "spanish", "italian", "czech")
@@ -106,6 +109,19 @@ def windows(size: int) -> list[tuple[list[int], list[int]]]:
     return tables
 
 
+def edge_windows(size: int) -> list[tuple[list[int], list[int]]]:
+    """Per edge table: the strip of 3 files x 6 rows at the left and at the right edge of
+    White's half (the bottom six rows), read row by row from the top, left to right, and the
+    strip turned 180 degrees (digit i reads the square opposite the window's digit i)."""
+    n = size * size // 2
+    tables = []
+    for files in (range(0, 3), range(size - 3, size)):
+        window = [s for row in range(size - 6, size) for col in files
+                  if (s := square_at(size, row, col)) is not None]
+        tables.append((window, [n - 1 - s for s in window]))
+    return tables
+
+
 def trit(p: Position, s: int) -> int:
     """2 a White man, 0 a Black man, 1 empty or a king."""
     if p.kings >> s & 1:
@@ -138,12 +154,13 @@ def model(name: str, p: Position) -> tuple[list[tuple[int, int]], int, int]:
     def sign(colour: bool) -> int:
         return 1 if colour else -1
 
-    for t, (window, turned) in enumerate(windows(size)):
-        u = sum(trit(p, s) * 3 ** i for i, s in enumerate(window))
-        # the turned window: digit i reads the square opposite window[i], colours swapped
-        u_turned = sum((2 - trit(p, n - 1 - s)) * 3 ** i for i, s in enumerate(window))
-        add(f"pattern:{t}", u, 1)
-        add(f"pattern:{t}", u_turned, -1)
+    for group, tables in (("pattern", windows(size)), ("edge", edge_windows(size))):
+        for t, (window, _turned) in enumerate(tables):
+            u = sum(trit(p, s) * 3 ** i for i, s in enumerate(window))
+            # the turned window: digit i reads the square opposite window[i], colours swapped
+            u_turned = sum((2 - trit(p, n - 1 - s)) * 3 ** i for i, s in enumerate(window))
+            add(f"{group}:{t}", u, 1)
+            add(f"{group}:{t}", u_turned, -1)
 
     nk = {c: len(kings[c]) for c in (True, False)}
     add("material", 0, len(men[True]) - len(men[False]))
@@ -215,19 +232,36 @@ def model(name: str, p: Position) -> tuple[list[tuple[int, int]], int, int]:
                 add("runaway", togo - 1 + (3 if kings[not colour] else 0), sign(colour))
 
     empty = [not ((p.white | p.black) >> s & 1) for s in range(n)]
+
+    def denied(colour: bool, row: int, col: int) -> bool:
+        """Could a man of the other colour capture a king of ``colour`` on (row, col)?"""
+        if not variant.men_capture_kings:
+            return False
+        for dr, dc in ((-1, -1), (-1, 1), (1, -1), (1, 1)):  # from the man to the square
+            man = square_at(size, row - dr, col - dc)
+            beyond = square_at(size, row + dr, col + dc)
+            if man is None or beyond is None or not empty[beyond] or man not in men[not colour]:
+                continue
+            forward = dr == (1 if colour else -1)  # Black's men move down the board
+            if forward or variant.men_capture_backwards:
+                return True
+        return False
+
     for colour in (True, False):
-        reach = 0
+        reach = refused = 0
         for s in kings[colour]:
             row, col = row_col(size, s)
             for dr, dc in ((-1, -1), (-1, 1), (1, -1), (1, 1)):
                 r, c = row + dr, col + dc
                 while (t := square_at(size, r, c)) is not None and empty[t]:
                     reach += 1
+                    refused += denied(colour, r, c)
                     if not variant.flying_kings:
                         break
                     r, c = r + dr, c + dc
             add("king_square", s if colour else n - 1 - s, sign(colour))
         add("king_mobility", 0, sign(colour) * reach)
+        add("king_mobility", 1, sign(colour) * refused)
 
     # drawish material: a lone king of either colour
     count = {True: bin(p.white).count("1"), False: bin(p.black).count("1")}
@@ -244,6 +278,16 @@ def model(name: str, p: Position) -> tuple[list[tuple[int, int]], int, int]:
             divisor = 32 if row + col == size - 1 or n_other <= 2 else 2
         elif size == 8 and variant.flying_kings and n_other <= 2:
             divisor = 16
+    if size == 10 and divisor == 1:
+        # the side ahead in material (a king three men), or both when level, against a king
+        worth = {c: len(men[c]) + 3 * nk[c] for c in (True, False)}
+        for colour in (True, False):
+            if worth[colour] < worth[not colour] or not has_king[not colour]:
+                continue
+            if count[colour] <= 3:
+                divisor = 8
+            elif nk[True] == nk[False] and abs(len(men[True]) - len(men[False])) <= 1:
+                divisor = max(divisor, 2)
     return entries, phase, divisor
 
 
@@ -272,6 +316,11 @@ def test_windows_are_those_of_the_model(name):
         assert sorted(turned) == sorted(n - 1 - s for s in window)
     covered = {s for window, turned in windows(size) for s in window + turned}
     assert covered == set(range(get_variant(name).squares))
+    assert [list(w) for w in lay.edge_windows] == [w for w, _ in edge_windows(size)]
+    assert [list(w) for w in lay.rotated_edge_windows] == [t for _, t in edge_windows(size)]
+    files = {row_col(size, s)[1] for window, turned in edge_windows(size) for s in window + turned}
+    assert files == {0, 1, 2, size - 3, size - 2, size - 1}
+    assert all(len(w) == 9 and len(t) == 9 for w, t in edge_windows(size))
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -280,6 +329,11 @@ def test_core_score_is_the_models(name):
     positions = game_positions(name)
     assert any(p.kings for p in positions) and any(not p.kings for p in positions)
     assert {model(name, p)[2] for p in positions} > {1}  # drawish material is covered
+    if get_variant(name).size == 10:  # and each rule of it
+        assert {model(name, p)[2] for p in positions} >= {1, 2, 8, 16, 32}
+    denied = layout(name).group_slice("king_mobility").start // 2 + 1
+    assert any(f == denied for p in positions for f, _c in model(name, p)[0]) \
+        == get_variant(name).men_capture_kings
     for p in positions:
         assert static_eval(name, p, w) == model_score(name, p, w), p
 
@@ -537,3 +591,77 @@ def test_engine_evaluation_choice(good_file):
         Engine("italian", hash_mb=1, evaluation="classic", weights=good_file)
     with pytest.raises(ValueError, match="evaluation must be"):
         Engine("italian", hash_mb=1, evaluation="neural")
+
+
+# --- files of layout 1 (before the edge tables and the denied king squares) -------------------
+
+#: the layout fingerprints of the weights files shipped before layout 2 (commit a2e3999)
+LAYOUT_1 = {10: "7bb98012ee68d501", 8: "d58aba91b72ca21e"}
+
+
+def _layout_1_params(name: str) -> int:
+    """Layout 1 had neither edge table (2 x 3^9 features) nor the denied king squares."""
+    return layout(name).n_params - 2 * (2 * 3 ** 9 + 1)
+
+
+def _layout_1_file(path: Path, name: str, seed: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    params = rng.integers(-3000, 3000, _layout_1_params(name)).astype("<i2")
+    header = WeightsHeader(name, LAYOUT_1[get_variant(name).size], len(params))
+    write_params(path, header, params.tobytes())
+    return params
+
+
+@pytest.mark.parametrize("name", ["international", "russian"])
+def test_a_file_of_layout_1_is_refused_saying_how_to_upgrade_it(name, tmp_path):
+    path = tmp_path / "old.dkw"
+    _layout_1_file(path, name)
+    for load in (lambda: read_weights(path, name), lambda: Engine(name, hash_mb=1, weights=path)):
+        with pytest.raises(WeightsError) as info:
+            load()
+        message = str(info.value)
+        assert str(path) in message and "layout 1" in message
+        assert f"damka tune --upgrade {path}" in message
+
+
+@pytest.mark.parametrize("name", ["international", "english"])
+def test_upgrade_keeps_every_parameter_of_layout_1_under_its_name(name, tmp_path):
+    old = _layout_1_file(tmp_path / "old.dkw", name)
+    assert upgrade_file(name, tmp_path / "old.dkw", tmp_path / "new.dkw") == 1
+    new = np.rint(read_weights(tmp_path / "new.dkw", name) * 16).astype(np.int64)
+    lay = layout(name)
+    at = 0
+    for group, offset, size in lay.groups:
+        if group.startswith("edge:"):
+            assert not new[offset:offset + size].any()  # the new tables start at zero
+            continue
+        kept = 2 if group == "king_mobility" else size  # "squares" was its only feature
+        assert np.array_equal(new[offset:offset + kept], old[at:at + kept]), group
+        assert not new[offset + kept:offset + size].any()
+        at += kept
+    assert at == len(old)
+    with pytest.raises(WeightsError, match="already of the current layout"):
+        upgrade_file(name, tmp_path / "new.dkw", tmp_path / "again.dkw")
+
+
+@pytest.mark.parametrize("name", ["international", "czech"])
+def test_edge_tables_are_skipped_only_when_all_their_weights_are_zero(name):
+    lay = layout(name)
+    edges = slice(lay.group_slice("edge:0").start, lay.group_slice("edge:1").stop)
+    assert edges.stop == lay.n_params  # the edge tables are the last groups
+    w = random_weights(name, seed=11)
+    w[edges] = 0.0
+    assert not eval_core(name, w).reads_edges
+    positions = game_positions(name)[:60]
+    for p in positions:
+        assert static_eval(name, p, w) == model_score(name, p, w), p
+    # one non-zero entry: the middlegame weight of an edge feature of the first position
+    feature = next(f for f, _c in model(name, positions[0])[0] if 2 * f >= edges.start)
+    w[2 * feature] = 500.0
+    assert eval_core(name, w).reads_edges
+    moved = 0
+    for p in positions:
+        assert static_eval(name, p, w) == model_score(name, p, w), p
+        moved += model_score(name, p, w) != model_score(name, p, np.where(
+            np.arange(lay.n_params) >= edges.start, 0.0, w))
+    assert moved > 0

@@ -330,7 +330,7 @@ def test_tune_help_names_the_options():
     run = damka("tune", "--help")
     assert run.returncode == 0
     for option in ("DATA_DIR", "--out", "--variant", "--lambda", "--l2", "--epochs", "--k",
-                   "--validation", "--seed", "--init", "--quiet-only"):
+                   "--validation", "--seed", "--init", "--quiet-only", "--upgrade"):
         assert option in run.stdout
 
 
@@ -341,9 +341,52 @@ def test_tune_help_names_the_options():
     (["data", "--out", "w.dkw", "--l2", "1,,3"], "an empty value in '1,,3'"),
     (["data", "--out", "w.dkw", "--min-count", "10,-1"], "min-count must be at least 0"),
     (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),
+    (["data", "--upgrade", "old.dkw", "--out", "w.dkw"], "give no DATA_DIR"),
+    (["--upgrade", "no/such.dkw", "--out", "w.dkw"], "no/such.dkw: no such file"),
 ])
 def test_tune_bad_arguments_one_line_no_traceback(args, words):
     run = damka("tune", *args)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.startswith("damka: error:") and words in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_tune_upgrade_writes_a_file_of_layout_1_in_the_current_layout(tmp_path, capsys):
+    from test_evaluation import _layout_1_file
+
+    _layout_1_file(tmp_path / "old.dkw", "czech")
+    new = tmp_path / "new.dkw"
+    assert main(["tune", "--upgrade", str(tmp_path / "old.dkw"), "--out", str(new)]) == 0
+    assert "evaluation layout 1" in capsys.readouterr().out
+    assert read_weights(new, "czech").shape == (layout("czech").n_params,)
+    assert main(["tune", "--upgrade", str(new), "--out", str(tmp_path / "again.dkw")]) == 2
+    assert "already of the current layout" in capsys.readouterr().err
+    assert not (tmp_path / "again.dkw").exists()
+
+
+def test_tune_without_holds_the_named_features_at_zero(planted, tmp_path, capsys):
+    data = planted[0]
+    out = tmp_path / "without.dkw"
+    assert main(["tune", str(data), "--out", str(out), "--epochs", "8", "--min-count", "1",
+                 "--without", "edge,material.men", "--quiet"]) == 0
+    assert "parameters held at zero" in capsys.readouterr().out
+    fitted = read_weights(out, "russian")
+    lay = layout("russian")
+    for group in ("edge:0", "edge:1"):
+        assert not fitted[lay.group_slice(group)].any()
+    assert not fitted[0:2].any()  # material.men, middlegame and endgame
+    assert fitted[lay.group_slice("pattern:0")].any() and fitted[2:8].any()
+    with_edges = tmp_path / "with.dkw"
+    assert main(["tune", str(data), "--out", str(with_edges), "--epochs", "8", "--min-count",
+                 "1", "--quiet"]) == 0
+    assert read_weights(with_edges, "russian")[lay.group_slice("edge:0")].any()
+
+
+@pytest.mark.parametrize("name, words", [
+    ("nothing", "no group 'nothing'"),
+    ("king_mobility.wings", "king_mobility has no feature 'wings'"),
+])
+def test_tune_without_names_what_the_layout_lacks(planted, tmp_path, capsys, name, words):
+    assert main(["tune", str(planted[0]), "--out", str(tmp_path / "w.dkw"), "--without", name,
+                 "--quiet"]) == 2
+    assert words in capsys.readouterr().err

@@ -86,13 +86,14 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
                 t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
                 patience: int = DEFAULT_PATIENCE, init: np.ndarray | None = None,
                 report: Report | None = None, min_count: int = 0,
-                limit: float | None = None) -> Fit:
+                limit: float | None = None, frozen: np.ndarray | None = None) -> Fit:
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
 
     Weights whose feature is nonzero in fewer than ``min_count`` training positions keep their
     initial value (too rare to learn from); ``limit`` bounds every fitted weight's magnitude
-    (what the weights file can hold). Without validation rows the last iteration's weights
-    are kept.
+    (what the weights file can hold); weights where the boolean mask ``frozen`` is set keep
+    their initial value too (a fit without some features). Without validation rows the last
+    iteration's weights are kept.
     """
     n, n_params = x_train.shape
     if n == 0:
@@ -112,6 +113,8 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
     d = 1.0 / np.sqrt(np.where(curvature > 0, curvature, 1.0))
     if min_count > 0:  # frozen weights: no step, no gradient
         d[counts < min_count] = 0.0
+    if frozen is not None:
+        d[np.asarray(frozen, bool)] = 0.0
     u0 = np.divide(w0, d, out=np.zeros(n_params), where=d > 0)
     fixed = np.where(d > 0, 0.0, w0)  # the frozen weights, added back to d * u
 

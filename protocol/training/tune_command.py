@@ -9,6 +9,8 @@ import argparse
 from protocol import args as arg
 
 from .defaults import DEFAULT_L2, DEFAULT_MIN_COUNT, DEFAULT_PATIENCE
+from engine.variants import Variant
+
 from .options import add_variant, need_train_extra, read_variant
 
 __all__ = ["add_parser", "run"]
@@ -23,7 +25,7 @@ def add_parser(subparsers) -> None:
                     "positions of self-play data, with L2 regularisation and a validation "
                     "split by game, and write a weights file (docs/training.md).",
     )
-    p.add_argument("data", nargs="+", metavar="DATA_DIR", help="damka selfplay directories")
+    p.add_argument("data", nargs="*", metavar="DATA_DIR", help="damka selfplay directories")
     p.add_argument("--out", required=True, metavar="FILE", help="the weights file to write")
     add_variant(p)
     p.add_argument("--lambda", dest="mix", type=arg.bounded(float, "lambda", 0.0, 1.0),
@@ -53,6 +55,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=1, metavar="S",
                    help="the seed of the validation split (default 1)")
     p.add_argument("--init", metavar="FILE", help="start from these weights (default: zeros)")
+    p.add_argument("--without", type=arg.listed(str), default=(), metavar="NAME[,NAME...]",
+                   help="fit without these features, held at zero: a group (edge:0, "
+                        "king_mobility), all tables of a kind (edge, pattern) or one feature "
+                        "(king_mobility.denied_squares); for matches that ask what a feature "
+                        "is worth")
     p.add_argument("--design-dir", metavar="DIR",
                    help="keep the positions' features here, on disk, and reuse them when the "
                         "same data is fitted again (default: a temporary directory beside "
@@ -60,12 +67,38 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quiet-only", action=argparse.BooleanOptionalAction, default=True,
                    help="fit only positions without a capture for either side (default on)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--upgrade", metavar="FILE",
+                   help="fit nothing: write FILE, a weights file of an earlier evaluation "
+                        "layout, as --out in the current one (its parameters kept, the new "
+                        "ones at zero)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     variant = read_variant(args, None)
+    if args.upgrade is not None:
+        if args.data:
+            raise ValueError("--upgrade converts a weights file and fits nothing: give no "
+                             "DATA_DIR with it")
+        return _upgrade(args.upgrade, args.out, variant)
+    if not args.data:
+        raise ValueError("give the self-play data to fit (DATA_DIR ...), or --upgrade FILE")
     need_train_extra("tune")
     from .tune_main import main
 
     return main(args, variant)
+
+
+def _upgrade(src: str, out: str, variant: Variant | None) -> int:
+    """``--upgrade``: the rule set is the file's own unless --variant names one."""
+    from engine.eval_layout import layout
+    from engine.weights_file import peek_header
+    from engine.weights_upgrade import upgrade_file
+
+    if variant is None:
+        header = peek_header(src)
+        variant = arg.read_variant(header.variant if header else "international", False)
+    version = upgrade_file(variant, src, out)
+    print(f"tune: wrote {out}: {src} (evaluation layout {version}) in the current layout "
+          f"({layout(variant).n_params} parameters; those it lacked start at zero)")
+    return 0

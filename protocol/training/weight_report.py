@@ -24,15 +24,16 @@ class GroupCount:
 
 
 def nonzero_by_group(layout: Any, weights: np.ndarray) -> list[GroupCount]:
-    """One count per group of the layout (each pattern table its own), then ``patterns``
-    (all tables) and ``all``."""
+    """One count per group of the layout (each table its own), then ``patterns`` (the 4x4
+    tables), ``edges`` (the edge tables) and ``all``."""
     stored = np.rint(np.asarray(weights, np.float64) * layout.scale) != 0
     counts = [GroupCount(name, int(stored[offset:offset + size].sum()), size)
               for name, offset, size in layout.groups]
-    patterns = [c for c in counts if c.name.startswith("pattern:")]
-    if patterns:
-        counts.append(GroupCount("patterns", sum(c.nonzero for c in patterns),
-                                 sum(c.size for c in patterns)))
+    for total, prefix in (("patterns", "pattern:"), ("edges", "edge:")):
+        tables = [c for c in counts if c.name.startswith(prefix)]
+        if tables:
+            counts.append(GroupCount(total, sum(c.nonzero for c in tables),
+                                     sum(c.size for c in tables)))
     counts.append(GroupCount("all", int(stored.sum()), len(stored)))
     return counts
 
