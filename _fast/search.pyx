@@ -115,25 +115,33 @@ cdef int PRUNE_DEPTH = 3        # the least depth at which a node may be pruned
 cdef int PRUNE_PERCENT = 40     # the verification's depth, percent of the node's
 cdef int LMR_MODE = 0           # 0: Scan 2.0's steps; 1: the log table; 2: Scan 3.1's
 cdef int EXTEND_DEPTH = 1       # the least depth at which a single legal move is extended
+cdef int SINGULAR_DEPTH = 0     # the least depth of a PV node whose hash move may be found
+                                # singular and extended (0: never)
+cdef int SINGULAR_MARGIN = 20   # percent of a man below the hash score the others must stay
 
 
 def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_depth=3,
-                         int prune_percent=40, int lmr_mode=0, int extend_depth=1):
+                         int prune_percent=40, int lmr_mode=0, int extend_depth=1,
+                         int singular_depth=0, int singular_margin=20):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
     global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
+    global SINGULAR_DEPTH, SINGULAR_MARGIN
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
     PRUNE_PERCENT = prune_percent
     LMR_MODE = lmr_mode
     EXTEND_DEPTH = extend_depth
+    SINGULAR_DEPTH = singular_depth
+    SINGULAR_MARGIN = singular_margin
 
 
 def _search_features():
     """The rules in force, as _set_search_features takes them."""
     return dict(features=FEATURES, prune_margin=PRUNE_MARGIN, prune_depth=PRUNE_DEPTH,
-                prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH)
+                prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH,
+                singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
@@ -723,6 +731,8 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     cdef bint coordinate = s.busy != NULL and depth >= DEFER_DEPTH
     cdef bint opp_capture
     cdef uint64_t child_key
+    cdef int singular_move, tt_score = 0
+    cdef bint have_entry = 0
 
     s.pv_len[ply] = 0
     if depth <= 0:
@@ -749,8 +759,10 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
 
     tt_move = NO_MOVE
     if tt_probe(s, key, &e):
+        have_entry = 1
         tt_move = e.move
         score = score_from_tt(e.score, ply)
+        tt_score = score
         if e.depth >= depth and (not pv_node or ((FEATURES & F_TT_PV_CUT) and ply >= 2
                                                  and e.flag == TT_EXACT)):
             # (at PV nodes an exact score only, and not next to the root, whose line gives
@@ -799,6 +811,17 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     if (ml.count == 1 and (FEATURES & F_EXTEND_SINGLE) and depth >= EXTEND_DEPTH
             and ply < MAX_PLY // 2):
         extension = 1
+    # the hash move alone holds the score: it is searched a ply deeper (PV nodes only)
+    singular_move = NO_MOVE
+    if (SINGULAR_DEPTH and pv_node and depth >= SINGULAR_DEPTH and ply > 0 and extension == 0
+            and tt_move != NO_MOVE and have_entry and e.flag != TT_UPPER
+            and e.depth >= depth - 3 and -PLY_SCORE_BOUND < tt_score < PLY_SCORE_BOUND
+            and ply < MAX_PLY // 2):
+        if singular(s, p, &ml, tt_move, depth, ply, key,
+                    tt_score - (SINGULAR_MARGIN * s.man + 50) // 100):
+            singular_move = tt_move
+        if s.stop:
+            return 0
 
     best = -INF
     best_index = NO_MOVE
@@ -829,6 +852,8 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         if coordinate:
             busy_mark(s, child_key)
         new_depth = depth - 1 + extension
+        if original_index[i] == singular_move:
+            new_depth += 1
         if moved == 0:
             score = -search(s, &child, new_depth, ply + 1, -beta, -alpha, pv_node)
         else:
@@ -889,6 +914,27 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
             best_index = NO_MOVE  # (no move was best: keep the one the table has)
     tt_store(s, key, depth, flag, best, best_index, ply)
     return best
+
+
+cdef bint singular(SearchState* s, const Pos* p, MoveList* ml, int tt_move, int depth,
+                   int ply, uint64_t key, int bound) noexcept nogil:
+    """Whether every move but the hash move stays below ``bound`` in a null-window search
+    of half the depth (the moves in generation order, before the node's own loop orders
+    them; no hash entry for this node is written)."""
+    cdef Pos child
+    cdef int i, score
+    cdef Move* m
+    for i in range(ml.count):
+        if i == tt_move:
+            continue
+        m = &ml.moves[i]
+        make_move(p, m, &child)
+        s.keys[s.history_len + ply + 1] = key_after(p, key, m)
+        next_draw_state(s, p, m, &child, &s.draw[ply], &s.draw[ply + 1])
+        score = -search(s, &child, depth // 2 - 1, ply + 1, -bound, -bound + 1, 0)
+        if s.stop or score >= bound:
+            return 0
+    return 1
 
 
 cdef inline int late_move_reduction(int depth, int moved, bint pv_node) noexcept nogil:

@@ -16,7 +16,8 @@ import sys
 
 
 #: the core's settings beside the rules, as _set_search_features names them
-_SETTINGS = ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth")
+_SETTINGS = ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth",
+             "singular_depth", "singular_margin")
 
 
 def add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -29,6 +30,12 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
                         help="0: Scan 2.0's steps, 1: the log table, 2: Scan 3.1's")
     parser.add_argument("--extend-depth", type=int,
                         help="the least depth at which a single legal move is extended")
+    parser.add_argument("--singular-depth", type=int,
+                        help="the least depth of a PV node whose hash move may be found "
+                             "singular and searched a ply deeper (0: never, the default)")
+    parser.add_argument("--singular-margin", type=int,
+                        help="percent of a man below the hash score every other move must "
+                             "stay for the hash move to be singular (default 20)")
 
 
 def apply_rule_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -132,3 +132,34 @@ def test_the_engine_searches_with_every_rule():
     with rules_off("all"):
         plain = Engine("international", hash_mb=8).search(board, Limits(depth=9)).nodes
     assert ours != plain
+
+
+@contextlib.contextmanager
+def singular_from(depth: int):
+    """The core's search with the singular extension from PV nodes of ``depth`` (off by
+    default: bench/search_variant.py --singular-depth)."""
+    saved = _search._search_features()
+    _search._set_search_features(**{**saved, "singular_depth": depth})
+    try:
+        yield
+    finally:
+        _search._set_search_features(**saved)
+
+
+@pytest.mark.parametrize("variant, fen, depth", FORCED_WINS,
+                         ids=[f"{v}-{f}" for v, f, _ in FORCED_WINS])
+def test_the_singular_extension_keeps_forced_wins(variant, fen, depth):
+    plain_depth, plain_mate = _first_mate(variant, fen, depth)
+    with singular_from(2):  # as low as it goes, so that the short searches here use it
+        found_depth, mate = _first_mate(variant, fen, depth)
+    assert found_depth <= plain_depth and mate == plain_mate
+
+
+def test_the_singular_extension_changes_the_search_when_on():
+    board = Board("international")
+    ours = Engine("international", hash_mb=8).search(board, Limits(depth=10))
+    with singular_from(4):
+        extended = Engine("international", hash_mb=8).search(board, Limits(depth=10))
+    assert extended.nodes != ours.nodes
+    assert extended.best_move in board.legal_moves
+    assert _search._search_features()["singular_depth"] == 0  # off again, and by default
