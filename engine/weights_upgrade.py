@@ -113,7 +113,8 @@ def upgrade_file(variant: "str | Variant", src: "str | os.PathLike[str]",
         found = peek_header(src)
         if found is None:
             read_params(src, current)  # the WeightsError that says what is wrong with it
-        elif found.fingerprint == current.fingerprint:
+            raise WeightsError(f"weights file {os.fspath(src)}: no weights file header")
+        if found.fingerprint == current.fingerprint:
             raise WeightsError(f"weights file {os.fspath(src)}: already of the current layout")
         raise WeightsError(f"weights file {os.fspath(src)}: not a {rules.name} weights file of "
                            f"an earlier layout (it is {found.variant}'s, layout "
