@@ -293,12 +293,14 @@ cdef inline uint64_t capture_squares(const EvalLayout* L, uint64_t men, uint64_t
     return out
 
 
-cdef inline uint64_t lanes(const EvalLayout* L, const uint64_t* lut, uint64_t wm, uint64_t bm,
-                           int q) noexcept nogil:
-    """Row pair q as 16-bit lanes: lane k holds the base-3 number (digit 2 white man, 1 empty
-    or king, 0 black man) of the pair's 4 squares on columns 2k..2k+3."""
+cdef inline uint64_t lanes(const EvalLayout* L, const uint64_t* lut, uint64_t offset,
+                           uint64_t plus, uint64_t minus, int q) noexcept nogil:
+    """Row pair q as 16-bit lanes: per lane, offset + (the digits ``lut`` gives the men of
+    ``plus``) - (those of ``minus``). With lut_fwd, lane_offset, White then Black: lane k holds
+    the base-3 number (digit 2 white man, 1 empty or king, 0 black man) of the pair's 4
+    squares on columns 2k..2k+3."""
     cdef int sh = q * (L.size + 1)
-    return (L.lane_offset - lut[(bm >> sh) & L.pair_mask]) + lut[(wm >> sh) & L.pair_mask]
+    return (offset - lut[(minus >> sh) & L.pair_mask]) + lut[(plus >> sh) & L.pair_mask]
 
 
 cdef inline void read_window(FeatureSink* s, int base, uint64_t packed, int k,
@@ -318,14 +320,15 @@ cdef inline void patterns(const EvalLayout* L, uint64_t wm, uint64_t bm,
     cdef const uint64_t* fwd = L.lut_fwd
     cdef const uint64_t* rev = L.lut_rev
     cdef int top = L.npairs - 1
-    cdef uint64_t outer = (lanes(L, fwd, wm, bm, top - 1) + 81 * lanes(L, fwd, wm, bm, top)
-                          + L.band_fwd[0])
-    cdef uint64_t inner = (lanes(L, fwd, wm, bm, top - 2) + 81 * lanes(L, fwd, wm, bm, top - 1)
-                          + L.band_fwd[1])
-    cdef uint64_t outer_rot = L.band_rot[0] - (lanes(L, rev, wm, bm, 1)
-                                               + 81 * lanes(L, rev, wm, bm, 0))
-    cdef uint64_t inner_rot = L.band_rot[1] - (lanes(L, rev, wm, bm, 2)
-                                               + 81 * lanes(L, rev, wm, bm, 1))
+    cdef uint64_t o = L.lane_offset
+    cdef uint64_t outer = (lanes(L, fwd, o, wm, bm, top - 1) + 81 * lanes(L, fwd, o, wm, bm, top)
+                           + L.band_fwd[0])
+    cdef uint64_t inner = (lanes(L, fwd, o, wm, bm, top - 2) + 81 * lanes(L, fwd, o, wm, bm, top - 1)
+                           + L.band_fwd[1])
+    cdef uint64_t outer_rot = L.band_rot[0] - (lanes(L, rev, o, wm, bm, 1)
+                                               + 81 * lanes(L, rev, o, wm, bm, 0))
+    cdef uint64_t inner_rot = L.band_rot[1] - (lanes(L, rev, o, wm, bm, 2)
+                                               + 81 * lanes(L, rev, o, wm, bm, 1))
     cdef int base = L.f_pattern[0]
     cdef int k
     if L.size == 10:
@@ -344,13 +347,6 @@ cdef inline void patterns(const EvalLayout* L, uint64_t wm, uint64_t bm,
         read_window(s, base, inner_rot, 1, -1)
 
 
-cdef inline uint64_t edge_lanes(const EvalLayout* L, const uint64_t* lut, uint64_t plus,
-                                uint64_t minus, int q) noexcept nogil:
-    """Row pair q through an edge table: per lane 13 + (digits of ``plus``) - (of ``minus``)."""
-    cdef int sh = q * (L.size + 1)
-    return (L.edge_offset - lut[(minus >> sh) & L.pair_mask]) + lut[(plus >> sh) & L.pair_mask]
-
-
 cdef inline void edges(const EvalLayout* L, uint64_t wm, uint64_t bm,
                        FeatureSink* s) noexcept nogil:
     """The two edge tables: the left and right strips of White's half (the top three row
@@ -360,10 +356,11 @@ cdef inline void edges(const EvalLayout* L, uint64_t wm, uint64_t bm,
     cdef const uint64_t* fwd = L.lut_edge
     cdef const uint64_t* rev = L.lut_edge_rev
     cdef int t = L.npairs - 3
-    cdef uint64_t top = (edge_lanes(L, fwd, wm, bm, t) + 27 * edge_lanes(L, fwd, wm, bm, t + 1)
-                         + 729 * edge_lanes(L, fwd, wm, bm, t + 2))
-    cdef uint64_t turned = (729 * edge_lanes(L, rev, bm, wm, 0) + 27 * edge_lanes(L, rev, bm, wm, 1)
-                            + edge_lanes(L, rev, bm, wm, 2))
+    cdef uint64_t o = L.edge_offset
+    cdef uint64_t top = (lanes(L, fwd, o, wm, bm, t) + 27 * lanes(L, fwd, o, wm, bm, t + 1)
+                         + 729 * lanes(L, fwd, o, wm, bm, t + 2))
+    cdef uint64_t turned = (729 * lanes(L, rev, o, bm, wm, 0) + 27 * lanes(L, rev, o, bm, wm, 1)
+                            + lanes(L, rev, o, bm, wm, 2))
     emit(s, L.f_edge[0] + <int>(top & 0xFFFF), 1)
     emit(s, L.f_edge[0] + <int>(turned & 0xFFFF), -1)
     emit(s, L.f_edge[1] + <int>((top >> 16) & 0xFFFF), 1)

@@ -11,8 +11,6 @@ The engine refuses an old file with an error that says how to upgrade it
 from __future__ import annotations
 
 import os
-import sys
-from array import array
 
 from .eval_layout import describe, fingerprint, layout, layout_core, rule_set, weights_header
 from .variants import Variant, as_variant
@@ -72,33 +70,21 @@ def legacy_hint(variant: "str | Variant", path: "str | os.PathLike[str]") -> str
             f"`damka tune --upgrade {os.fspath(path)} --out NEW.dkw`")
 
 
-def _int16(raw: bytes) -> array:
-    params = array("h")
-    params.frombytes(raw)
-    if sys.byteorder == "big":
-        params.byteswap()
-    return params
-
-
 def upgrade_params(variant: "str | Variant", raw: bytes, version: int) -> bytes:
-    """Parameters of layout ``version`` (little-endian int16 bytes) in the current layout."""
+    """Parameters of layout ``version`` (little-endian int16 bytes) in the current layout
+    (copied as bytes, group by group: no byte order to mind)."""
     rules = rule_set(as_variant(variant))
-    old = _int16(raw)
-    info = _legacy_info(rules, version)
-    current = layout(rules)
-    offsets = {name: offset for name, offset, _size in current.groups}
-    new = array("h", bytes(2 * current.n_params))
+    offsets = {name: offset for name, offset, _size in layout(rules).groups}
+    new = bytearray(2 * layout(rules).n_params)
     at = 0
-    for name, features in info["groups"]:
-        n = 2 * features
-        start = offsets[name]
-        new[start:start + n] = old[at:at + n]
+    for name, features in _legacy_info(rules, version)["groups"]:
+        n = 2 * 2 * features  # bytes: two int16 parameters a feature
+        start = 2 * offsets[name]
+        new[start:start + n] = raw[at:at + n]
         at += n
-    if at != len(old):
-        raise ValueError(f"layout {version} has {at} parameters, the file {len(old)}")
-    if sys.byteorder == "big":
-        new.byteswap()
-    return new.tobytes()
+    if at != len(raw):
+        raise ValueError(f"layout {version} has {at // 2} parameters, the file {len(raw) // 2}")
+    return bytes(new)
 
 
 def upgrade_file(variant: "str | Variant", src: "str | os.PathLike[str]",
