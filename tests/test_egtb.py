@@ -177,7 +177,9 @@ def _materials(n: int) -> tuple[Material, ...]:
     return tuple(signatures(n))
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [  # three sets in the plain run, the rest in the slow tier
+    n if n in ("international", "english", "russian") else pytest.param(n, marks=pytest.mark.slow)
+    for n in ALL])
 def test_values_agree_with_a_search_over_the_reference_generator(db3, name):
     variant = get_variant(name)
     tb = Tablebase(variant, db3)

@@ -83,6 +83,7 @@ def test_kill_ends_the_engine_behind_a_wrapper(tmp_path):
     client.start()
     engine_pid = int(pidfile.read_text())
     assert engine_pid != client.process.pid  # the shell is a wrapper, not exec'd
+    client.reply_timeout = 0.2  # it never answers `stop`: no need to wait the default 5 s for it
     with pytest.raises(HubTimeoutError):
         client.go(None, limits=Limits(movetime=0.05), timeout=0.3)
     client.kill()

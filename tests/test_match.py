@@ -250,7 +250,7 @@ def test_damka_in_process_against_itself(tmp_path):
 
 def test_damka_over_hub_against_itself(tmp_path):
     config = _config([DAMKA_HUB, DAMKA_HUB], TimeControl(movetime=0.02), tmp_path,
-                     games_per_pair=2, grace=LOAD_GRACE)
+                     games_per_pair=2, max_moves=40, grace=LOAD_GRACE)
     state = Match(config).run()
     assert state.names == ["damka", "damka-2"]
     assert state.done == 2
@@ -310,8 +310,8 @@ def test_damka_over_dxp(tmp_path):
         openings = read_openings(ROOT / "bench" / "openings_international.txt",
                                  "international")[:1]
         config = _config([f"dxp=127.0.0.1:{port} name=dxp", "damka hash=16"],
-                         TimeControl(movetime=0.06), tmp_path, openings=openings,
-                         max_moves=60, grace=LOAD_GRACE)
+                         TimeControl(movetime=0.04), tmp_path, openings=openings,
+                         max_moves=30, grace=LOAD_GRACE)
         state = Match(config).run()
     finally:
         follower.terminate()

@@ -367,7 +367,7 @@ def test_tune_upgrade_writes_a_file_of_layout_1_in_the_current_layout(tmp_path, 
 def test_tune_without_holds_the_named_features_at_zero(planted, tmp_path, capsys):
     data = planted[0]
     out = tmp_path / "without.dkw"
-    assert main(["tune", str(data), "--out", str(out), "--epochs", "8", "--min-count", "1",
+    assert main(["tune", str(data), "--out", str(out), "--epochs", "3", "--min-count", "1",
                  "--without", "edge,material.men", "--quiet"]) == 0
     assert "parameters held at zero" in capsys.readouterr().out
     fitted = read_weights(out, "russian")
@@ -377,7 +377,7 @@ def test_tune_without_holds_the_named_features_at_zero(planted, tmp_path, capsys
     assert not fitted[0:2].any()  # material.men, middlegame and endgame
     assert fitted[lay.group_slice("pattern:0")].any() and fitted[2:8].any()
     with_edges = tmp_path / "with.dkw"
-    assert main(["tune", str(data), "--out", str(with_edges), "--epochs", "8", "--min-count",
+    assert main(["tune", str(data), "--out", str(with_edges), "--epochs", "3", "--min-count",
                  "1", "--quiet"]) == 0
     assert read_weights(with_edges, "russian")[lay.group_slice("edge:0")].any()
 
