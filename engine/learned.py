@@ -67,13 +67,18 @@ def default_weights_path(variant: "str | Variant") -> Path:
 
 def core_with_params(variant: "str | Variant", raw: bytes) -> EvalCore:
     """An EvalCore of the rule set holding parameters given as little-endian int16 bytes."""
+    core = EvalCore(_core.core_rules(as_variant(variant)))
+    core.set_weights(_int16s(raw))
+    return core
+
+
+def _int16s(raw: bytes) -> array:
+    """Little-endian int16 bytes (a weights file's order) as an array of this machine's."""
     params = array("h")
     params.frombytes(raw)
     if sys.byteorder == "big":
         params.byteswap()
-    core = EvalCore(_core.core_rules(as_variant(variant)))
-    core.set_weights(params)
-    return core
+    return params
 
 
 @lru_cache(maxsize=None)
@@ -127,8 +132,5 @@ def man_worth(variant: "str | Variant", path: "str | os.PathLike[str] | None" = 
 
 @lru_cache(maxsize=32)
 def _man_worth(variant: Variant, path: str, mtime_ns: int, size: int) -> float:
-    params = array("h")
-    params.frombytes(read_layout_params(variant, path)[:4])
-    if sys.byteorder == "big":
-        params.byteswap()
+    params = _int16s(read_layout_params(variant, path)[:4])
     return (params[0] + params[1]) / 2 / 16  # stored in 1/16 of a hundredth
