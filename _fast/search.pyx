@@ -118,15 +118,17 @@ cdef int EXTEND_DEPTH = 1       # the least depth at which a single legal move i
 cdef int SINGULAR_DEPTH = 0     # the least depth of a PV node whose hash move may be found
                                 # singular and extended (0: never)
 cdef int SINGULAR_MARGIN = 20   # percent of a man below the hash score the others must stay
+cdef int QS_PROMOTE = 0         # quiescence: a quiet position that does not stand pat tries
+                                # its men's crowning steps (Scan 2.0's; 0: off)
 
 
 def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_depth=3,
                          int prune_percent=40, int lmr_mode=0, int extend_depth=1,
-                         int singular_depth=0, int singular_margin=20):
+                         int singular_depth=0, int singular_margin=20, int qs_promote=0):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
     global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
-    global SINGULAR_DEPTH, SINGULAR_MARGIN
+    global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
@@ -135,13 +137,15 @@ def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_dept
     EXTEND_DEPTH = extend_depth
     SINGULAR_DEPTH = singular_depth
     SINGULAR_MARGIN = singular_margin
+    QS_PROMOTE = qs_promote
 
 
 def _search_features():
     """The rules in force, as _set_search_features takes them."""
     return dict(features=FEATURES, prune_margin=PRUNE_MARGIN, prune_depth=PRUNE_DEPTH,
                 prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH,
-                singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN)
+                singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN,
+                qs_promote=QS_PROMOTE)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
@@ -574,6 +578,44 @@ cdef inline bint opponent_threatens(SearchState* s, const Pos* p) noexcept nogil
     return has_capture(&s.rules, &other)
 
 
+cdef inline uint64_t crowning_squares(const Rules* r, const Pos* p) noexcept nogil:
+    """The empty crowning squares a man of the side to move reaches in one step."""
+    cdef uint64_t men = p.pieces[p.side] & ~p.kings
+    cdef uint64_t empty = r.valid & ~(p.pieces[0] | p.pieces[1])
+    if p.side == WHITE:
+        return ((men >> r.shift[0]) | (men >> r.shift[1])) & empty & r.promo[WHITE]
+    return ((men << r.shift[2]) | (men << r.shift[3])) & empty & r.promo[BLACK]
+
+
+cdef int crowning_steps(SearchState* s, const Pos* p, int ply, int alpha,
+                        int beta) noexcept nogil:
+    """A quiet quiescence node's score: it stands pat, then tries the moves that crown a man
+    (a king is worth several men, which a static score of the man before it cannot see)."""
+    cdef MoveList ml
+    cdef Pos child
+    cdef int i, score
+    cdef int best = static_eval(s, p)
+    if best >= beta or crowning_squares(&s.rules, p) == 0:
+        return best
+    if best > alpha:
+        alpha = best
+    generate(&s.rules, p, &ml, NULL)
+    for i in range(ml.count):
+        if not ml.moves[i].promote:
+            continue
+        make_move(p, &ml.moves[i], &child)
+        score = -quiesce(s, &child, ply + 1, -beta, -alpha, 0)
+        if s.stop:
+            return 0
+        if score > best:
+            best = score
+            if score > alpha:
+                alpha = score
+                if score >= beta:
+                    break
+    return best
+
+
 cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta,
                  bint first) noexcept nogil:
     """Resolve pending captures: a position with a capture to make is never scored statically.
@@ -598,6 +640,8 @@ cdef int quiesce(SearchState* s, const Pos* p, int ply, int alpha, int beta,
             if score != NO_TB:
                 return score
         if not (first and (FEATURES & F_QS_THREAT) and opponent_threatens(s, p)):
+            if QS_PROMOTE:
+                return crowning_steps(s, p, ply, alpha, beta)
             return static_eval(s, p)
         # a threat: every move, each answered by the captures it leaves
         generate(&s.rules, p, &ml, NULL)

@@ -17,7 +17,7 @@ import sys
 
 #: the core's settings beside the rules, as _set_search_features names them
 _SETTINGS = ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth",
-             "singular_depth", "singular_margin")
+             "singular_depth", "singular_margin", "qs_promote")
 
 
 def add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +36,9 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--singular-margin", type=int,
                         help="percent of a man below the hash score every other move must "
                              "stay for the hash move to be singular (default 20)")
+    parser.add_argument("--qs-promote", type=int, choices=(0, 1),
+                        help="1: a quiet quiescence node that does not stand pat tries its "
+                             "men's crowning steps (Scan 2.0's), 0: not (the default)")
 
 
 def apply_rule_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -135,15 +135,20 @@ def test_the_engine_searches_with_every_rule():
 
 
 @contextlib.contextmanager
-def singular_from(depth: int):
-    """The core's search with the singular extension from PV nodes of ``depth`` (off by
-    default: bench/search_variant.py --singular-depth)."""
+def core_settings(**changes: int):
+    """The core's search with some of its settings changed (those off by default, such as
+    bench/search_variant.py's --singular-depth and --qs-promote)."""
     saved = _search._search_features()
-    _search._set_search_features(**{**saved, "singular_depth": depth})
+    _search._set_search_features(**{**saved, **changes})
     try:
         yield
     finally:
         _search._set_search_features(**saved)
+
+
+def singular_from(depth: int):
+    """The singular extension from PV nodes of ``depth`` (0, the default: never)."""
+    return core_settings(singular_depth=depth)
 
 
 @pytest.mark.parametrize("variant, fen, depth", FORCED_WINS,
@@ -163,3 +168,58 @@ def test_the_singular_extension_changes_the_search_when_on():
     assert extended.nodes != ours.nodes
     assert extended.best_move in board.legal_moves
     assert _search._search_features()["singular_depth"] == 0  # off again, and by default
+
+
+def _crowning(variant, rng: random.Random, count: int) -> list[Position]:
+    """Quiet positions under no capture threat in which a man of the side to move can crown."""
+    out = []
+    for p in random_games(variant, rng, count * 300):
+        moves = reference.legal_moves(variant, p)
+        other = Position(p.white, p.black, p.kings, not p.white_to_move)
+        if (any(m.promotes for m in moves) and not any(m.captured for m in moves)
+                and not any(m[2] for m in _core.generate(variant, other))):
+            out.append(p)
+            if len(out) == count:
+                break
+    return out
+
+
+@pytest.mark.parametrize("name", ["international", "russian", "english"])
+def test_crowning_quiescence_stands_pat_or_crowns(name):
+    """With --qs-promote a quiet horizon position scores the better of its static evaluation
+    and its crowning steps (the reference generator's), each followed by the quiescence of
+    the position it leaves; off (the default) it scores the static evaluation."""
+    variant = get_variant(name)
+    searcher: Searcher = Engine(variant, hash_mb=1)._searcher
+    positions = _crowning(variant, random.Random(7), 20)
+    assert len(positions) == 20
+    differs = 0
+    for p in positions:
+        searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
+        static = searcher.evaluate()
+        assert searcher.quiesce() == static
+        with core_settings(qs_promote=1):
+            best = static
+            for move in reference.legal_moves(variant, p):
+                if not move.promotes:
+                    continue
+                child = reference.play(variant, p, move)
+                searcher.set_position(child.white, child.black, child.kings,
+                                      child.white_to_move)
+                score = -searcher.quiesce()
+                if abs(score) > MATE_THRESHOLD:
+                    score -= 1 if score > 0 else -1
+                best = max(best, score)
+            searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
+            assert searcher.quiesce() == best
+        differs += best != static
+    assert differs > 0  # the crowning steps matter somewhere
+
+
+@pytest.mark.parametrize("variant, fen, depth", FORCED_WINS,
+                         ids=[f"{v}-{f}" for v, f, _ in FORCED_WINS])
+def test_crowning_quiescence_keeps_forced_wins(variant, fen, depth):
+    plain_depth, plain_mate = _first_mate(variant, fen, depth)
+    with core_settings(qs_promote=1):
+        found_depth, mate = _first_mate(variant, fen, depth)
+    assert found_depth <= plain_depth and mate == plain_mate
