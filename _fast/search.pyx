@@ -120,15 +120,22 @@ cdef int SINGULAR_DEPTH = 0     # the least depth of a PV node whose hash move m
 cdef int SINGULAR_MARGIN = 20   # percent of a man below the hash score the others must stay
 cdef int QS_PROMOTE = 0         # quiescence: a quiet position that does not stand pat tries
                                 # its men's crowning steps (Scan 2.0's; 0: off)
+cdef int ROOT_LMR = 0           # the main thread's root reduces its quiet moves by a ply from
+                                # this one on (1-based, as at PV nodes below it; 0: never)
+cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cut-offs;
+                                # 1: Scan's: no killers, a from-to history in [0, 1] that the
+                                # best move of every node that beat alpha moves 1/32 of the way
+                                # toward 1, and every quiet move tried before it toward 0
 
 
 def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_depth=3,
                          int prune_percent=40, int lmr_mode=0, int extend_depth=1,
-                         int singular_depth=0, int singular_margin=20, int qs_promote=0):
+                         int singular_depth=0, int singular_margin=20, int qs_promote=0,
+                         int root_lmr=0, int history_mode=0):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
     global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
-    global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE
+    global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE, ROOT_LMR, HISTORY_MODE
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
@@ -138,6 +145,8 @@ def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_dept
     SINGULAR_DEPTH = singular_depth
     SINGULAR_MARGIN = singular_margin
     QS_PROMOTE = qs_promote
+    ROOT_LMR = root_lmr
+    HISTORY_MODE = history_mode
 
 
 def _search_features():
@@ -145,7 +154,7 @@ def _search_features():
     return dict(features=FEATURES, prune_margin=PRUNE_MARGIN, prune_depth=PRUNE_DEPTH,
                 prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH,
                 singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN,
-                qs_promote=QS_PROMOTE)
+                qs_promote=QS_PROMOTE, root_lmr=ROOT_LMR, history_mode=HISTORY_MODE)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
@@ -191,6 +200,7 @@ cdef enum:
     TT_UPPER = 3
     NO_MOVE = 255
     POLL_MASK = 1023
+    HISTORY_ONE = 1 << 16    # certainty in HISTORY_MODE 1's history
 
 ctypedef struct TTEntry:
     # what the table holds: two words, data packed (see pack_data) and check = key ^ data
@@ -696,6 +706,8 @@ cdef void order_moves(SearchState* s, const Pos* p, MoveList* ml, int tt_move, i
             scores[i] = 1 << 30
         elif m.captured:
             scores[i] = (1 << 28) + m.ncapt * 64 + popcount(m.captured & p.kings) * 16
+        elif HISTORY_MODE == 1:
+            scores[i] = s.history[p.side][m.origin][m.dest] + (1 << 20 if m.promote else 0)
         else:
             q = quiet_id(m)
             if q == s.killers[ply][0]:
@@ -777,6 +789,8 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     cdef uint64_t child_key
     cdef int singular_move, tt_score = 0
     cdef bint have_entry = 0
+    cdef int best_quiet = -1       # the best move when it beat alpha, if quiet: origin << 8 | dest
+    cdef int quiet_before = 0      # ... and how many quiet moves were tried before it
 
     s.pv_len[ply] = 0
     if depth <= 0:
@@ -933,8 +947,10 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
                 for j in range(s.pv_len[ply + 1]):
                     s.pv[ply][j + 1] = s.pv[ply + 1][j]
                 s.pv_len[ply] = s.pv_len[ply + 1] + 1
+                best_quiet = -1 if m.captured else (m.origin << 8) | m.dest
+                quiet_before = n_quiet
                 if score >= beta:
-                    if not m.captured:
+                    if not m.captured and HISTORY_MODE == 0:
                         q = quiet_id(m)
                         if s.killers[ply][0] != q:
                             s.killers[ply][1] = s.killers[ply][0]
@@ -956,8 +972,23 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         flag = TT_UPPER
         if FEATURES & F_TT_KEEP_MOVE:
             best_index = NO_MOVE  # (no move was best: keep the one the table has)
+    if HISTORY_MODE == 1 and best_quiet >= 0:
+        learn_history(s, p.side, best_quiet, tried_quiet, quiet_before)
     tt_store(s, key, depth, flag, best, best_index, ply)
     return best
+
+
+cdef void learn_history(SearchState* s, int side, int best, const uint16_t* tried,
+                        int count) noexcept nogil:
+    """Scan's history: the best move (origin << 8 | dest) moves 1/32 of the way toward
+    HISTORY_ONE, each of the ``count`` quiet moves tried before it 1/32 toward 0, so that
+    an entry estimates how often its move is the best of those tried (never halved)."""
+    cdef int j
+    cdef int* h = &s.history[side][best >> 8][best & 0xFF]
+    h[0] += (HISTORY_ONE - h[0]) >> 5
+    for j in range(count):
+        h = &s.history[side][tried[j] >> 8][tried[j] & 0xFF]
+        h[0] -= h[0] >> 5
 
 
 cdef bint singular(SearchState* s, const Pos* p, MoveList* ml, int tt_move, int depth,
@@ -1469,6 +1500,25 @@ cdef class Searcher:
             self.s.pv[0][i + 1] = self.s.pv[1][i]
         self.s.pv_len[0] = self.s.pv_len[1] + 1
         return score
+
+    def root_reduction(self, int index, int moved, int depth):
+        """Plies to take off the scout of root move ``index``, the ``moved``-th searched
+        (0-based) in an iteration of ``depth``: one for a quiet move from the ROOT_LMR-th on,
+        as the helpers' roots and every PV node below get (none while ROOT_LMR is 0). Not
+        when a side has kings only: a win there is a manoeuvre, found a ply later if its
+        first move is reduced (as the forward pruning leaves such positions alone)."""
+        cdef Move* m
+        cdef const Pos* p = &self.root
+        if not 0 <= index < self.root_moves.count:
+            raise IndexError("no such root move")
+        if ROOT_LMR == 0 or moved + 1 < ROOT_LMR or depth < 3:
+            return 0
+        if not ((p.pieces[0] & ~p.kings) and (p.pieces[1] & ~p.kings)):
+            return 0
+        m = &self.root_moves.moves[index]
+        if m.captured or m.promote:
+            return 0
+        return 1
 
     def pv(self):
         """The principal variation of the last search_move call: a list of

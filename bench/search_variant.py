@@ -17,7 +17,8 @@ import sys
 
 #: the core's settings beside the rules, as _set_search_features names them
 _SETTINGS = ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth",
-             "singular_depth", "singular_margin", "qs_promote")
+             "singular_depth", "singular_margin", "qs_promote", "root_lmr",
+             "history_mode")
 
 
 def add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +40,15 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--qs-promote", type=int, choices=(0, 1),
                         help="1: a quiet quiescence node that does not stand pat tries its "
                              "men's crowning steps (Scan 2.0's), 0: not (the default)")
+    parser.add_argument("--root-lmr", type=int,
+                        help="the main thread's root searches its quiet moves a ply shallower "
+                             "from the N-th on, as PV nodes below it do from the 4th (0: "
+                             "never, the default)")
+    parser.add_argument("--history-mode", type=int, choices=(0, 1),
+                        help="0: killers and a history raised by depth squared on cut-offs "
+                             "(the default); 1: Scan's, no killers and a from-to history that "
+                             "every node's best move moves toward 1, the moves tried before it "
+                             "toward 0")
 
 
 def apply_rule_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -809,8 +809,10 @@ class _RootSearch:
 
     def _root(self, depth: int, order: Sequence[int], alpha: int, beta: int):
         """PVS over the root moves: the first with the full window, the others with a null
-        window and a re-search when they beat alpha. Returns (best, score, pv) where score
-        may be a bound outside (alpha, beta); None when stopped."""
+        window (a late quiet one a ply shallower when the core's root_lmr says so, scouted
+        again at the full depth if it beats alpha) and a re-search when they beat alpha.
+        Returns (best, score, pv) where score may be a bound outside (alpha, beta); None when
+        stopped."""
         s = self.s
         best, best_score, best_pv = order[0], -INFINITY, []
         a = alpha
@@ -820,7 +822,10 @@ class _RootSearch:
             else:
                 if self.engine._stop_requested:
                     s.stop()
-                score = s.search_move(i, depth, a, a + 1, False)
+                reduction = s.root_reduction(i, n, depth)
+                score = s.search_move(i, depth - reduction, a, a + 1, False)
+                if reduction and not s.stopped and score > a:
+                    score = s.search_move(i, depth, a, a + 1, False)
                 if not s.stopped and a < score < beta:
                     score = s.search_move(i, depth, a, beta)
             if s.stopped:

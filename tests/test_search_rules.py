@@ -14,6 +14,7 @@ import random
 import pytest
 
 from engine import Board, _core, reference
+from engine.fen import parse_fen
 from engine.position import Position
 from engine.search import MATE_THRESHOLD, Engine, Limits, Searcher, _search
 from engine.variants import get_variant
@@ -151,15 +152,6 @@ def singular_from(depth: int):
     return core_settings(singular_depth=depth)
 
 
-@pytest.mark.parametrize("variant, fen, depth", FORCED_WINS,
-                         ids=[f"{v}-{f}" for v, f, _ in FORCED_WINS])
-def test_the_singular_extension_keeps_forced_wins(variant, fen, depth):
-    plain_depth, plain_mate = _first_mate(variant, fen, depth)
-    with singular_from(2):  # as low as it goes, so that the short searches here use it
-        found_depth, mate = _first_mate(variant, fen, depth)
-    assert found_depth <= plain_depth and mate == plain_mate
-
-
 def test_the_singular_extension_changes_the_search_when_on():
     board = Board("international")
     ours = Engine("international", hash_mb=8).search(board, Limits(depth=10))
@@ -216,10 +208,78 @@ def test_crowning_quiescence_stands_pat_or_crowns(name):
     assert differs > 0  # the crowning steps matter somewhere
 
 
+def test_root_reductions_only_for_late_quiet_moves():
+    """With --root-lmr N the main thread's root scouts its quiet moves from the N-th on a ply
+    shallower (as the helpers' roots and the PV nodes below do); never a capture or a
+    crowning (the reference generator says which), never the first N-1 moves, never below
+    depth 3, never when a side has kings only, and never while it is off."""
+    variant = get_variant("international")
+    searcher: Searcher = Engine(variant, hash_mb=1)._searcher
+    seen = {"capture": 0, "promote": 0, "reduced": 0, "kings only": 0}
+    kings_only = [parse_fen(variant, fen) for fen in
+                  ("W:WK46,14,33:BK5", "W:W33,K46,38:B3,18,28", "W:WK10,K20,K30:B3,8,9")]
+    for p in list(random_games(variant, random.Random(5), 400)) + kings_only:
+        moves = searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
+        ref = {(m.origin, m.destination, m.captured): m
+               for m in reference.legal_moves(variant, p)}
+        assert len(moves) == len(ref)
+        for index in range(len(moves)):
+            assert all(searcher.root_reduction(index, moved, 9) == 0  # off by default
+                       for moved in range(len(moves)))
+        with core_settings(root_lmr=3):
+            for index, move in enumerate(moves):
+                quiet = ref[move[0], move[1], move[2]]
+                captures, promotes = bool(quiet.captured), quiet.promotes
+                men = (p.white & ~p.kings) and (p.black & ~p.kings)
+                for moved in range(len(moves)):
+                    want = int(moved >= 2 and not captures and not promotes and bool(men))
+                    assert searcher.root_reduction(index, moved, 9) == want
+                    assert searcher.root_reduction(index, moved, 2) == 0
+                seen["capture"] += captures
+                seen["promote"] += promotes and not captures
+                seen["reduced"] += not captures and not promotes and bool(men)
+                seen["kings only"] += not men
+    assert all(seen.values()), seen
+
+
+def test_root_reductions_change_the_search_when_on():
+    board = Board("international")
+    ours = Engine("international", hash_mb=8).search(board, Limits(depth=10))
+    with core_settings(root_lmr=4):
+        reduced = Engine("international", hash_mb=8).search(board, Limits(depth=10))
+    assert reduced.nodes != ours.nodes
+    assert reduced.best_move in board.legal_moves
+    assert _search._search_features()["root_lmr"] == 0  # off again, and by default
+
+
+@pytest.mark.parametrize("name", ["international", "english"])
+def test_scans_history_changes_the_search_when_on(name):
+    board = Board(name)
+    ours = Engine(name, hash_mb=8).search(board, Limits(depth=10))
+    with core_settings(history_mode=1):
+        scan = Engine(name, hash_mb=8).search(board, Limits(depth=10))
+    assert scan.nodes != ours.nodes
+    assert scan.best_move in board.legal_moves
+    assert _search._search_features()["history_mode"] == 0  # off again, and by default
+
+
+#: the settings off by default (bench/search_variant.py), each as low as it goes so that the
+#: short searches here use it
+OFF_BY_DEFAULT = {
+    "singular": dict(singular_depth=2),
+    "crowning-quiescence": dict(qs_promote=1),
+    "root-lmr": dict(root_lmr=2),  # every quiet move after the first
+    "scan-history": dict(history_mode=1),
+}
+
+
+@pytest.mark.parametrize("setting", OFF_BY_DEFAULT)
 @pytest.mark.parametrize("variant, fen, depth", FORCED_WINS,
                          ids=[f"{v}-{f}" for v, f, _ in FORCED_WINS])
-def test_crowning_quiescence_keeps_forced_wins(variant, fen, depth):
+def test_settings_off_by_default_keep_forced_wins(setting, variant, fen, depth):
+    """Each finds the forced wins as soon (in nominal depth) and as short as the engine's own
+    search."""
     plain_depth, plain_mate = _first_mate(variant, fen, depth)
-    with core_settings(qs_promote=1):
+    with core_settings(**OFF_BY_DEFAULT[setting]):
         found_depth, mate = _first_mate(variant, fen, depth)
     assert found_depth <= plain_depth and mate == plain_mate
