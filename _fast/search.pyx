@@ -110,7 +110,7 @@ cdef enum:
     F_ALL = 511
 
 cdef int FEATURES = F_ALL
-cdef int PRUNE_MARGIN = 10      # hundredths of a man per ply of depth
+cdef int PRUNE_MARGIN = 5       # hundredths of a man per ply of depth (Scan 2.0's; 3.x: 10)
 cdef int PRUNE_DEPTH = 3        # the least depth at which a node may be pruned
 cdef int PRUNE_PERCENT = 40     # the verification's depth, percent of the node's
 cdef int LMR_MODE = 0           # 0: Scan 2.0's steps; 1: the log table; 2: Scan 3.1's
@@ -128,7 +128,7 @@ cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cu
                                 # toward 1, and every quiet move tried before it toward 0
 
 
-def _set_search_features(int features=F_ALL, int prune_margin=10, int prune_depth=3,
+def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth=3,
                          int prune_percent=40, int lmr_mode=0, int extend_depth=1,
                          int singular_depth=0, int singular_margin=20, int qs_promote=0,
                          int root_lmr=0, int history_mode=0):
