@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import time
 
 from engine.variants import Variant, get_variant, variant_names
 
 from protocol import args as arg
+from protocol.progress import on_terminal, terminal_bar
 
 __all__ = ["add_parser", "run", "load_tables"]
 
 
 def add_parser(subparsers) -> None:
-    from engine.egtb.material import MAX_PIECES
+    from engine.egtb.material import DEFAULT_WORKERS, MAX_PIECES
 
     p = subparsers.add_parser(
         "egtb",
@@ -49,8 +48,9 @@ def add_parser(subparsers) -> None:
     common(b)
     b.add_argument("--pieces", type=arg.bounded(int, "pieces", 2, MAX_PIECES), required=True,
                    help=f"most pieces on the board, 2..{MAX_PIECES}")
-    b.add_argument("--workers", type=arg.bounded(int, "workers", 1, 256), default=1,
-                   help="threads sharing the work of each slice (default 1)")
+    b.add_argument("--workers", type=arg.bounded(int, "workers", 1, 256),
+                   default=DEFAULT_WORKERS,
+                   help=f"threads sharing the work of each slice (default {DEFAULT_WORKERS})")
     b.set_defaults(egtb_action=_run_build)
 
     q = sub.add_parser("probe", help="print the database value of a position",
@@ -63,8 +63,9 @@ def add_parser(subparsers) -> None:
                        description="Check every stored value against the best of its "
                                    "successors (all rule sets found, or --variant).")
     common(v, variant_required=False)
-    v.add_argument("--workers", type=arg.bounded(int, "workers", 1, 256), default=1,
-                   help="slices checked at once (default 1)")
+    v.add_argument("--workers", type=arg.bounded(int, "workers", 1, 256),
+                   default=DEFAULT_WORKERS,
+                   help=f"slices checked at once (default {DEFAULT_WORKERS})")
     v.set_defaults(egtb_action=_run_verify)
 
 
@@ -83,25 +84,24 @@ def _human_bytes(n: float) -> str:
 
 def load_tables(variant: Variant, directory: "str | os.PathLike[str]") -> None:
     """Decompress the databases of ``directory`` for the search before it starts, with a
-    progress line on a terminal's stderr (a 6-piece 8x8 set takes about 20 s). Nothing
+    progress bar on a terminal's stderr (a 6-piece 8x8 set takes about 20 s). Nothing
     happens when there are none: the engine then says what is missing."""
     from engine.egtb import shared_tablebase
 
     tables = shared_tablebase(variant, directory)
     if tables is None:
         return
-    if not sys.stderr.isatty():
+    if not on_terminal():
         tables.memory_solver()
         return
-    start = time.monotonic()
+    with terminal_bar(None, "loading endgame databases", unit="B", unit_scale=True,
+                      unit_divisor=1024) as bar:
+        def show(done: int, total: int) -> None:
+            if bar.total != total:
+                bar.total = total
+            bar.update(done - bar.n)
 
-    def show(done: int, total: int) -> None:
-        print(f"\rloading endgame databases: {_human_bytes(done)} of {_human_bytes(total)}"
-              f" ({100 * done // max(total, 1)}%, {time.monotonic() - start:.0f} s)   ",
-              end="", file=sys.stderr, flush=True)
-
-    tables.memory_solver(on_progress=show)
-    print(file=sys.stderr)
+        tables.memory_solver(on_progress=show)
 
 
 def _run_build(args: argparse.Namespace) -> int:
@@ -112,21 +112,17 @@ def _run_build(args: argparse.Namespace) -> int:
     folder = variant_dir(args.dir, variant.name)
     print(f"egtb build {variant.name} up to {args.pieces} pieces, {args.workers} worker(s), "
           f"into {folder}", flush=True)
-    tty = sys.stderr.isatty()
+    tty = on_terminal()
+    with terminal_bar(None, "slices", unit=" slices") as bar:
+        def show(p) -> None:
+            if bar.total != p.slices_total:
+                bar.total = p.slices_total
+            bar.set_postfix_str(f"{p.examined:,} positions examined, {p.rate:,.0f}/s, "
+                                f"{' '.join(p.current)}", refresh=False)
+            bar.update(p.slices_done - bar.n)
 
-    def show(p) -> None:
-        width = 30
-        filled = int(width * p.slices_done / max(p.slices_total, 1))
-        line = (f"[{'#' * filled}{'.' * (width - filled)}] {p.slices_done}/{p.slices_total} "
-                f"slices  {p.examined:,} positions examined  {p.rate:,.0f}/s  "
-                f"{p.seconds:.0f} s  {' '.join(p.current)}")
-        if tty:
-            print(f"\r{line[:150]:<150}", end="", file=sys.stderr, flush=True)
-
-    result = build(variant, args.pieces, args.dir, args.workers, on_progress=show,
-                   interval=0.5 if tty else 5.0)
-    if tty:
-        print(file=sys.stderr)
+        result = build(variant, args.pieces, args.dir, args.workers, on_progress=show,
+                       interval=0.5 if tty else 5.0)
     size = sum(f.stat().st_size for f in folder.glob("*.egtb"))
     print(f"done: {result.slices_done} slice pairs ({result.loaded} already built), "
           f"{result.entries:,} new entries, {result.examined:,} positions examined in "

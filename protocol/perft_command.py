@@ -16,6 +16,7 @@ from engine.squares import square_number
 from engine.variants import Variant
 
 from protocol import args as arg
+from protocol.progress import on_terminal, terminal_bar
 
 __all__ = ["add_parser", "run", "nps", "PERFT_PROGRESS_AFTER"]
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         def emit_move(name: str, nodes: int) -> None:
             print(f"{name:<24} {nodes:>15}", flush=True)
 
-    tty = sys.stderr.isatty()
+    tty = on_terminal()
     seconds = 0.0
     for depth in range(1, args.depth + 1):
         # a depth that will take seconds (the one before took a tenth): a progress line
@@ -90,21 +91,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _PerftProgress:
-    """``damka perft``'s progress on stderr while one depth is counted: subtrees done, time."""
+    """``damka perft``'s progress on a terminal while one depth is counted: subtrees done
+    and time (a tqdm bar, cleared when the depth is done; its counts go to stdout)."""
 
     def __init__(self, depth: int):
-        self.depth = depth
-        self.start = perf_counter()
+        self.bar = terminal_bar(None, f"depth {depth}", unit=" subtrees", leave=False)
 
     def __call__(self, done: int, total: int) -> None:
-        width = 30
-        filled = width * done // total
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] depth {self.depth}: {done}/{total} "
-              f"subtrees, {perf_counter() - self.start:.0f} s", end="", file=sys.stderr,
-              flush=True)
+        if self.bar.total != total:
+            self.bar.total = total
+        self.bar.update(done - self.bar.n)
 
     def clear(self) -> None:
-        print(f"\r{' ' * 72}\r", end="", file=sys.stderr, flush=True)
+        self.bar.close()
 
 
 def nps(nodes: int, seconds: float) -> int:

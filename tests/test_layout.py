@@ -1,4 +1,4 @@
-"""The layering of the design card: protocol -> engine -> _fast, one direction, no cycles.
+"""The layering: protocol -> engine -> _fast, one direction, no cycles (docs/architecture.md).
 
 Every import is read from the source (module level and inside functions alike), so an import
 that runs only on one code path still counts.

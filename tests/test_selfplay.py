@@ -302,3 +302,24 @@ def test_bad_arguments_one_line_no_traceback(args, words, tmp_path):
     assert "Traceback" not in run.stderr
     assert run.stderr.startswith("damka: error:") and words in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_in_a_log(tmp_path, capsys, monkeypatch):
+    """Off a terminal (a long run's log) no bar is drawn, only a plain line now and then;
+    on a terminal a tqdm bar; ``--quiet`` neither."""
+    import protocol.training.selfplay_main as selfplay_main
+
+    loud = [a for a in TINY if a != "--quiet"]
+    monkeypatch.setattr(selfplay_main, "LOG_EVERY_SECONDS", 0.0)  # a line after every game
+    assert main(["selfplay", "--out", str(tmp_path / "log"), "--games", "2", "--workers",
+                 "1", "--variant", "english", *loud]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "selfplay: 1/2 games" in err and "selfplay: 2/2 games" in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["selfplay", "--out", str(tmp_path / "tty"), "--games", "2", "--workers",
+                 "1", "--variant", "english", *loud]) == 0
+    err = capsys.readouterr().err
+    assert "selfplay english" in err and "2/2" in err and "selfplay: 1/2 games" not in err
+    assert main(["selfplay", "--out", str(tmp_path / "quiet"), "--games", "2", "--workers",
+                 "1", "--variant", "english", *TINY]) == 0
+    assert capsys.readouterr().err == ""

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core import compiled, core_rules
 from ..variants import Variant
-from .material import MAX_PIECES, Material, pairs
+from .material import DEFAULT_WORKERS, MAX_PIECES, Material, pairs
 from .paths import variant_dir
 from .storage import SUFFIX, EgtbError, TableFile, write_table
 
@@ -65,7 +65,7 @@ def load_into(s, directory: Path, variant: Variant, material: Material) -> Table
 
 
 def build(variant: Variant, pieces: int, directory: "str | os.PathLike[str] | None" = None,
-          workers: int = 1, on_progress: Callable[[BuildProgress], None] | None = None,
+          workers: int = DEFAULT_WORKERS, on_progress: Callable[[BuildProgress], None] | None = None,
           interval: float = 0.5,
           only: Callable[[Material], bool] | None = None) -> BuildProgress:
     """Build (or finish building) every slice with up to ``pieces`` pieces; returns totals.

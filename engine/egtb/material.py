@@ -12,6 +12,8 @@ from typing import Iterator, NamedTuple
 
 #: the largest piece count the index handles (men and kings of one kind below 8)
 MAX_PIECES = 7
+#: threads a build or a check uses unless told (one: the other core stays free)
+DEFAULT_WORKERS = 1
 
 
 class Material(NamedTuple):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..variants import Variant
 from .builder import load_into, solver
-from .material import Material, signatures
+from .material import DEFAULT_WORKERS, Material, signatures
 from .paths import variant_dir
 from .storage import SUFFIX, EgtbError
 
@@ -26,7 +26,7 @@ class SliceCheck(NamedTuple):
 
 def verify(variant: Variant, directory: "str | os.PathLike[str] | None" = None,
            on_slice: Callable[[SliceCheck], None] | None = None,
-           workers: int = 1) -> list[SliceCheck]:
+           workers: int = DEFAULT_WORKERS) -> list[SliceCheck]:
     """Check every slice on disk (and what it depends on must be there too), ``workers``
     slices at once (the check releases the GIL); ``on_slice`` hears of them in order."""
     if workers < 1:

@@ -1,6 +1,6 @@
 """``damka play``: play draughts against the computer, or a friend, in the browser.
 
-A thin translator, as the design card asks of every front end: ``session`` holds the games
+A thin translator, as every front end is (docs/architecture.md): ``session`` holds the games
 (an engine.game.Game each) and turns them into plain JSON; ``app`` maps HTTP requests onto it;
 ``server`` runs it on localhost and opens the browser; ``rules_pages`` writes the rules pages
 from the rules records of engine.variants; ``static/`` is the page itself (plain HTML, CSS and

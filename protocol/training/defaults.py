@@ -7,16 +7,22 @@ from __future__ import annotations
 from protocol.args import variant_label
 
 __all__ = ["DEFAULT_NODES", "DEFAULT_RANDOM_PLIES", "DEFAULT_MAX_PLIES", "DEFAULT_HASH_MB",
-           "DEFAULT_L2", "DEFAULT_MIN_COUNT", "DEFAULT_PATIENCE", "variant_label"]
+           "DEFAULT_SEED", "DEFAULT_L2", "DEFAULT_MIN_COUNT", "DEFAULT_PATIENCE",
+           "DEFAULT_EPOCHS", "DEFAULT_VALIDATION", "variant_label"]
 
 #: damka selfplay: nodes per move, random opening plies, the adjudication cap, hash per worker
 DEFAULT_NODES = 4000
 DEFAULT_RANDOM_PLIES = 8
 DEFAULT_MAX_PLIES = 400
 DEFAULT_HASH_MB = 8
+#: damka selfplay: the seed of the random openings; damka tune: the seed of the validation split
+DEFAULT_SEED = 1
 #: damka tune: the L2 prior (a Gaussian with a standard deviation of 0.22 man), and the
 #: fewest training positions a weight's feature must occur in to be fitted
 DEFAULT_L2 = 10.0
 DEFAULT_MIN_COUNT = 10
-#: damka tune: iterations without a better validation loss before the fit stops
+#: damka tune: iterations without a better validation loss before the fit stops, the most
+#: iterations a fit takes, and the share of the games held out for validation
 DEFAULT_PATIENCE = 10
+DEFAULT_EPOCHS = 300
+DEFAULT_VALIDATION = 0.1

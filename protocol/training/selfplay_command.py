@@ -10,7 +10,8 @@ from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 
 from protocol import args as arg
 
-from .defaults import DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_NODES, DEFAULT_RANDOM_PLIES
+from .defaults import (DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_NODES, DEFAULT_RANDOM_PLIES,
+                       DEFAULT_SEED)
 from .options import add_variant, need_train_extra, read_variant
 
 __all__ = ["add_parser", "run"]
@@ -51,8 +52,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="play the games on a Ray cluster: auto, ray://HOST:PORT, or local "
                         "(Ray started here); needs the cluster extra")
-    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=1, metavar="S",
-                   help="the random seed of the openings (default 1)")
+    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1),
+                   default=DEFAULT_SEED, metavar="S",
+                   help=f"the random seed of the openings (default {DEFAULT_SEED})")
     p.add_argument("--max-plies", type=arg.bounded(int, "max-plies", 1, 30000),
                    default=DEFAULT_MAX_PLIES, metavar="N",
                    help=f"a game still going after N plies is a draw (default "

@@ -8,12 +8,16 @@ import sys
 import time
 
 from engine.variants import Variant
+from protocol.progress import on_terminal, terminal_bar
 
 from .defaults import DEFAULT_NODES, DEFAULT_RANDOM_PLIES
 from .data import DataError
 from .features import weights_info
 from .games import SelfPlaySettings
 from .selfplay import prepare_directory, run_selfplay, settings_record
+
+#: seconds between two progress lines of a run whose stderr is not a terminal (a log)
+LOG_EVERY_SECONDS = 60.0
 
 __all__ = ["main", "load_openings"]
 
@@ -71,8 +75,6 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
         print(f"selfplay: {args.out} already holds {meta.games_done} games")
         return 0
 
-    from tqdm import tqdm
-
     if cluster is None:
         workers = min(args.workers or os.cpu_count() or 1, args.games - meta.games_done)
         where = f"{workers} workers"
@@ -80,14 +82,24 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
         workers = args.workers
         per = "one worker per core" if workers is None else f"{workers} workers"
         where = f"the Ray cluster {cluster}, {per} on each machine"
-    bar = tqdm(total=args.games, initial=meta.games_done, unit="game", file=sys.stderr,
-               desc=f"selfplay {settings.variant}", disable=args.quiet, dynamic_ncols=True)
-    started = time.perf_counter()
+    bar = terminal_bar(args.games, f"selfplay {settings.variant}", unit="game",
+                       quiet=args.quiet, initial=meta.games_done)
+    # off a terminal (a long run's log) a plain line now and then instead of the bar
+    log_every = None if args.quiet or on_terminal() else LOG_EVERY_SECONDS
+    started = logged = time.perf_counter()
+    before = meta.games_done
 
     def progress(games: int, positions: int) -> None:
-        rate = positions / max(time.perf_counter() - started, 1e-9)
+        nonlocal logged
+        now = time.perf_counter()
+        rate = positions / max(now - started, 1e-9)
         bar.set_postfix_str(f"{positions} positions, {rate:.0f} pos/s", refresh=False)
         bar.update(1)
+        if log_every is not None and now - logged >= log_every:
+            logged = now
+            print(f"selfplay: {before + games}/{args.games} games, {positions} positions "
+                  f"this run, {rate:.0f} positions/s, {now - started:.0f} s",
+                  file=sys.stderr, flush=True)
 
     try:
         summary = run_selfplay(settings, args.out, args.games, workers, meta, openings,

@@ -8,7 +8,8 @@ import argparse
 
 from protocol import args as arg
 
-from .defaults import DEFAULT_L2, DEFAULT_MIN_COUNT, DEFAULT_PATIENCE
+from .defaults import (DEFAULT_EPOCHS, DEFAULT_L2, DEFAULT_MIN_COUNT, DEFAULT_PATIENCE,
+                       DEFAULT_SEED, DEFAULT_VALIDATION)
 from engine.variants import Variant
 
 from .options import add_variant, need_train_extra, read_variant
@@ -37,8 +38,9 @@ def add_parser(subparsers) -> None:
                         f"per squared man (default {DEFAULT_L2:g}; rare pattern entries stay "
                         f"near zero); several values: each is fitted and the one with the "
                         f"lowest validation loss is kept")
-    p.add_argument("--epochs", type=arg.bounded(int, "epochs", 1, 100000), default=300,
-                   metavar="N", help="at most N L-BFGS iterations (default 300)")
+    p.add_argument("--epochs", type=arg.bounded(int, "epochs", 1, 100000),
+                   default=DEFAULT_EPOCHS, metavar="N",
+                   help=f"at most N L-BFGS iterations (default {DEFAULT_EPOCHS})")
     p.add_argument("--patience", type=arg.bounded(int, "patience", 1, 100000),
                    default=DEFAULT_PATIENCE, metavar="N",
                    help=f"stop after N iterations without a better validation loss (default "
@@ -50,10 +52,13 @@ def add_parser(subparsers) -> None:
                         f"chosen with --l2 by the validation loss")
     p.add_argument("--k", type=arg.bounded(float, "k", 1e-3), default=None, metavar="K",
                    help="the scale of sigmoid(eval / K) (default: fitted to the data's scores)")
-    p.add_argument("--validation", type=arg.bounded(float, "validation", 0.0, 0.9), default=0.1,
-                   metavar="F", help="share of the games held out for validation (default 0.1)")
-    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=1, metavar="S",
-                   help="the seed of the validation split (default 1)")
+    p.add_argument("--validation", type=arg.bounded(float, "validation", 0.0, 0.9),
+                   default=DEFAULT_VALIDATION, metavar="F",
+                   help=f"share of the games held out for validation (default "
+                        f"{DEFAULT_VALIDATION})")
+    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1),
+                   default=DEFAULT_SEED, metavar="S",
+                   help=f"the seed of the validation split (default {DEFAULT_SEED})")
     p.add_argument("--init", metavar="FILE", help="start from these weights (default: zeros)")
     p.add_argument("--without", type=arg.listed(str), default=(), metavar="NAME[,NAME...]",
                    help="fit without these features, held at zero: a group (edge:0, "

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ import numpy as np
 
 from engine.variants import Variant
 from engine.weights_file import SCALE
+from protocol.progress import terminal_bar
 
 from .data import SCORE_CLIP, DataError
 from .dataset import load_positions, split_by_game
@@ -57,11 +57,8 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
     print(f"tune: {positions.label}, {positions.games} games, {len(train)} training and "
           f"{len(held)} validation positions, {n_params} weights", flush=True)
 
-    from tqdm import tqdm
-
     with _design_directory(args.design_dir, folder) as directory, \
-            tqdm(total=len(positions), unit="pos", desc="features", file=sys.stderr,
-                 disable=args.quiet, dynamic_ncols=True) as bar:
+            terminal_bar(len(positions), "features", unit="pos", quiet=args.quiet) as bar:
         x_train = DesignStore.build(directory / "train", variant, train.white, train.black,
                                     train.kings, train.white_to_move, bar.update)
         x_val = DesignStore.build(directory / "validation", variant, held.white, held.black,
@@ -107,10 +104,7 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
 def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
          x_val: DesignStore, t_val: np.ndarray, k: float, l2: float, min_count: int,
          init: np.ndarray | None, frozen: np.ndarray | None, label: str) -> Fit:
-    from tqdm import tqdm
-
-    with tqdm(total=args.epochs, unit="it", desc=label, file=sys.stderr,
-              disable=args.quiet, dynamic_ncols=True) as bar:
+    with terminal_bar(args.epochs, label, unit="it", quiet=args.quiet) as bar:
         def report(iteration: int, train_loss: float, val_loss: float) -> None:
             bar.set_postfix_str(f"train {train_loss:.5f} validation {val_loss:.5f}",
                                 refresh=False)
