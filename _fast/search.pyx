@@ -581,6 +581,12 @@ cdef inline int poll(SearchState* s) noexcept nogil:
     return s.stop
 
 
+cdef inline bint both_have_men(const Pos* p) noexcept nogil:
+    """Whether each side still has a man: with kings only on a side, wins are manoeuvres that
+    neither a pruning margin nor a reduced first move may be allowed to hide."""
+    return (p.pieces[0] & ~p.kings) != 0 and (p.pieces[1] & ~p.kings) != 0
+
+
 cdef inline bint opponent_threatens(SearchState* s, const Pos* p) noexcept nogil:
     """Whether the side not to move would have a capture if it were its turn."""
     cdef Pos other = p[0]
@@ -706,9 +712,8 @@ cdef void order_moves(SearchState* s, const Pos* p, MoveList* ml, int tt_move, i
             scores[i] = 1 << 30
         elif m.captured:
             scores[i] = (1 << 28) + m.ncapt * 64 + popcount(m.captured & p.kings) * 16
-        elif HISTORY_MODE == 1:
-            scores[i] = s.history[p.side][m.origin][m.dest] + (1 << 20 if m.promote else 0)
         else:
+            # (HISTORY_MODE 1 writes no killers, and set_position clears them: they never match)
             q = quiet_id(m)
             if q == s.killers[ply][0]:
                 scores[i] = (1 << 27) + 2
@@ -838,8 +843,7 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     # depth is taken as a cut-off (no pruning inside that verification; never near a proven
     # score, nor when a side has kings only: wins there are manoeuvres no margin sees)
     if ((FEATURES & F_PRUNE) and not pv_node and s.verifying == 0 and depth >= PRUNE_DEPTH
-            and -PLY_SCORE_BOUND < beta < PLY_SCORE_BOUND and ply > 0
-            and (p.pieces[0] & ~p.kings) and (p.pieces[1] & ~p.kings)):
+            and -PLY_SCORE_BOUND < beta < PLY_SCORE_BOUND and ply > 0 and both_have_men(p)):
         margin = (depth * PRUNE_MARGIN * s.man + 50) // 100
         raised = beta + margin
         if raised < PLY_SCORE_BOUND:
@@ -1508,12 +1512,9 @@ cdef class Searcher:
         when a side has kings only: a win there is a manoeuvre, found a ply later if its
         first move is reduced (as the forward pruning leaves such positions alone)."""
         cdef Move* m
-        cdef const Pos* p = &self.root
         if not 0 <= index < self.root_moves.count:
             raise IndexError("no such root move")
-        if ROOT_LMR == 0 or moved + 1 < ROOT_LMR or depth < 3:
-            return 0
-        if not ((p.pieces[0] & ~p.kings) and (p.pieces[1] & ~p.kings)):
+        if ROOT_LMR == 0 or moved + 1 < ROOT_LMR or depth < 3 or not both_have_men(&self.root):
             return 0
         m = &self.root_moves.moves[index]
         if m.captured or m.promote:

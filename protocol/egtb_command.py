@@ -14,7 +14,7 @@ import os
 from engine.variants import Variant, get_variant, variant_names
 
 from protocol import args as arg
-from protocol.progress import on_terminal, terminal_bar
+from protocol.progress import advance, on_terminal, terminal_bar
 
 __all__ = ["add_parser", "run", "load_tables"]
 
@@ -96,12 +96,7 @@ def load_tables(variant: Variant, directory: "str | os.PathLike[str]") -> None:
         return
     with terminal_bar(None, "loading endgame databases", unit="B", unit_scale=True,
                       unit_divisor=1024) as bar:
-        def show(done: int, total: int) -> None:
-            if bar.total != total:
-                bar.total = total
-            bar.update(done - bar.n)
-
-        tables.memory_solver(on_progress=show)
+        tables.memory_solver(on_progress=lambda done, total: advance(bar, done, total))
 
 
 def _run_build(args: argparse.Namespace) -> int:
@@ -115,11 +110,9 @@ def _run_build(args: argparse.Namespace) -> int:
     tty = on_terminal()
     with terminal_bar(None, "slices", unit=" slices") as bar:
         def show(p) -> None:
-            if bar.total != p.slices_total:
-                bar.total = p.slices_total
             bar.set_postfix_str(f"{p.examined:,} positions examined, {p.rate:,.0f}/s, "
                                 f"{' '.join(p.current)}", refresh=False)
-            bar.update(p.slices_done - bar.n)
+            advance(bar, p.slices_done, p.slices_total)
 
         result = build(variant, args.pieces, args.dir, args.workers, on_progress=show,
                        interval=0.5 if tty else 5.0)

@@ -16,7 +16,7 @@ from engine.squares import square_number
 from engine.variants import Variant
 
 from protocol import args as arg
-from protocol.progress import on_terminal, terminal_bar
+from protocol.progress import advance, on_terminal, terminal_bar
 
 __all__ = ["add_parser", "run", "nps", "PERFT_PROGRESS_AFTER"]
 
@@ -98,9 +98,7 @@ class _PerftProgress:
         self.bar = terminal_bar(None, f"depth {depth}", unit=" subtrees", leave=False)
 
     def __call__(self, done: int, total: int) -> None:
-        if self.bar.total != total:
-            self.bar.total = total
-        self.bar.update(done - self.bar.n)
+        advance(self.bar, done, total)
 
     def clear(self) -> None:
         self.bar.close()

@@ -26,3 +26,11 @@ def terminal_bar(total: float | None, desc: str, unit: str = "it", *, quiet: boo
     stream = sys.stderr if stream is None else stream
     return tqdm(total=total, desc=desc, unit=unit, file=stream, dynamic_ncols=True,
                 disable=quiet or not on_terminal(stream), **options)
+
+
+def advance(bar, done: float, total: float) -> None:
+    """Move ``bar`` to ``done`` of ``total`` (the callbacks of perft and the databases report
+    counts so far, not steps, and learn the total only as they go)."""
+    if bar.total != total:
+        bar.total = total
+    bar.update(done - bar.n)
