@@ -115,6 +115,9 @@ cdef int PRUNE_DEPTH = 3        # the least depth at which a node may be pruned
 cdef int PRUNE_PERCENT = 40     # the verification's depth, percent of the node's
 cdef int LMR_MODE = 0           # 0: Scan 2.0's steps; 1: the log table; 2: Scan 3.1's
 cdef int EXTEND_DEPTH = 1       # the least depth at which a single legal move is extended
+cdef int EXTEND_MODE = 0        # bits that limit that extension: 1: none inside a pruning
+                                # verification; 2: none right below an extended node; 4: at
+                                # most half the line's nominal depth in extensions (0: none)
 cdef int SINGULAR_DEPTH = 0     # the least depth of a PV node whose hash move may be found
                                 # singular and extended (0: never)
 cdef int SINGULAR_MARGIN = 20   # percent of a man below the hash score the others must stay
@@ -131,11 +134,11 @@ cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cu
 def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth=3,
                          int prune_percent=40, int lmr_mode=0, int extend_depth=1,
                          int singular_depth=0, int singular_margin=20, int qs_promote=0,
-                         int root_lmr=0, int history_mode=0):
+                         int root_lmr=0, int history_mode=0, int extend_mode=0):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
     global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
-    global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE, ROOT_LMR, HISTORY_MODE
+    global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE, ROOT_LMR, HISTORY_MODE, EXTEND_MODE
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
@@ -147,6 +150,7 @@ def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth
     QS_PROMOTE = qs_promote
     ROOT_LMR = root_lmr
     HISTORY_MODE = history_mode
+    EXTEND_MODE = extend_mode
 
 
 def _search_features():
@@ -154,7 +158,8 @@ def _search_features():
     return dict(features=FEATURES, prune_margin=PRUNE_MARGIN, prune_depth=PRUNE_DEPTH,
                 prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH,
                 singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN,
-                qs_promote=QS_PROMOTE, root_lmr=ROOT_LMR, history_mode=HISTORY_MODE)
+                qs_promote=QS_PROMOTE, root_lmr=ROOT_LMR, history_mode=HISTORY_MODE,
+                extend_mode=EXTEND_MODE)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
@@ -262,6 +267,7 @@ ctypedef struct SearchState:
     uint64_t* busy             # keys some thread of this search is searching now (NULL: one thread)
     int man                    # a man in the evaluation's units (pruning margins follow it)
     int verifying              # > 0 inside a pruning verification: no pruning there
+    int extensions[MAX_PLY + 1]  # single-move extensions on the path to each ply
     uint64_t deferred          # moves put off because another thread was searching them
 
 
@@ -870,9 +876,12 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         vary_root_order(s, &ml, tt_move, scores)
     # one legal move (mostly a forced capture): a ply more, which costs next to nothing
     extension = 0
+    if ply == 0:
+        s.extensions[0] = 0
     if (ml.count == 1 and (FEATURES & F_EXTEND_SINGLE) and depth >= EXTEND_DEPTH
-            and ply < MAX_PLY // 2):
+            and ply < MAX_PLY // 2 and extension_allowed(s, depth, ply)):
         extension = 1
+    s.extensions[ply + 1] = s.extensions[ply] + extension
     # the hash move alone holds the score: it is searched a ply deeper (PV nodes only)
     singular_move = NO_MOVE
     if (SINGULAR_DEPTH and pv_node and depth >= SINGULAR_DEPTH and ply > 0 and extension == 0
@@ -980,6 +989,17 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         learn_history(s, p.side, best_quiet, tried_quiet, quiet_before)
     tt_store(s, key, depth, flag, best, best_index, ply)
     return best
+
+
+cdef inline bint extension_allowed(SearchState* s, int depth, int ply) noexcept nogil:
+    """Whether EXTEND_MODE lets a single-move node at ``ply`` be extended."""
+    if (EXTEND_MODE & 1) and s.verifying:
+        return 0
+    if (EXTEND_MODE & 2) and ply > 0 and s.extensions[ply] > s.extensions[ply - 1]:
+        return 0
+    if (EXTEND_MODE & 4) and 2 * s.extensions[ply] >= ply - s.extensions[ply] + depth:
+        return 0
+    return 1
 
 
 cdef void learn_history(SearchState* s, int side, int best, const uint16_t* tried,

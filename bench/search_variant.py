@@ -18,7 +18,7 @@ import sys
 #: the core's settings beside the rules, as _set_search_features names them
 _SETTINGS = ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth",
              "singular_depth", "singular_margin", "qs_promote", "root_lmr",
-             "history_mode")
+             "history_mode", "extend_mode")
 
 
 def add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +44,10 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
                         help="the main thread's root searches its quiet moves a ply shallower "
                              "from the N-th on, as PV nodes below it do from the 4th (0: "
                              "never, the default)")
+    parser.add_argument("--extend-mode", type=int, choices=range(8),
+                        help="bits limiting the single-move extension: 1: none inside a "
+                             "pruning verification, 2: none right below an extended node, "
+                             "4: at most half the line's nominal depth (0: none, the default)")
     parser.add_argument("--history-mode", type=int, choices=(0, 1),
                         help="0: killers and a history raised by depth squared on cut-offs "
                              "(the default); 1: Scan's, no killers and a from-to history that "

@@ -8,6 +8,10 @@ node rate, then the nodes and seconds to each depth with ``--detail``.
     python bench/time_to_depth.py                         # 5 s a position
     python bench/time_to_depth.py --variants international --time 5
     python bench/time_to_depth.py --off prune             # with a search rule switched off
+    python bench/time_to_depth.py --depth 18 --detail     # exact nodes to depth 18
+
+With ``--depth`` every position is searched to that depth instead of for a time: the node
+counts are exact and repeat, so settings compare on them even on a busy or swinging machine.
 
 Run it on a quiet machine (nothing else holding a core), the variants to compare one after
 the other in the same session. The search rules are the core's (bench/search_variant.py).
@@ -42,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--time", type=float, default=5.0, help="seconds a position (default 5)")
     parser.add_argument("--variants", default="", help="comma-separated rule sets (default all)")
+    parser.add_argument("--depth", type=int, help="search to this depth instead of --time")
     parser.add_argument("--hash", type=int, default=64, help="hash MB (default 64)")
     add_rule_options(parser)
     parser.add_argument("--detail", action="store_true", help="nodes and seconds per depth")
@@ -72,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             if info.final:
                 per_depth.append((info.depth, info.nodes, info.time))
 
-        result = engine.search(Board(variant, fen), Limits(movetime=args.time), on_info)
+        limits = Limits(depth=args.depth) if args.depth else Limits(movetime=args.time)
+        result = engine.search(Board(variant, fen), limits, on_info)
         in_one = max((d for d, _, t in per_depth if t <= 1.0), default=0)
         full = per_depth[-1][0] if per_depth else 0
         nps = result.nodes / result.time if result.time else 0

@@ -147,21 +147,6 @@ def core_settings(**changes: int):
         _search._set_search_features(**saved)
 
 
-def singular_from(depth: int):
-    """The singular extension from PV nodes of ``depth`` (0, the default: never)."""
-    return core_settings(singular_depth=depth)
-
-
-def test_the_singular_extension_changes_the_search_when_on():
-    board = Board("international")
-    ours = Engine("international", hash_mb=8).search(board, Limits(depth=10))
-    with singular_from(4):
-        extended = Engine("international", hash_mb=8).search(board, Limits(depth=10))
-    assert extended.nodes != ours.nodes
-    assert extended.best_move in board.legal_moves
-    assert _search._search_features()["singular_depth"] == 0  # off again, and by default
-
-
 def _crowning(variant, rng: random.Random, count: int) -> list[Position]:
     """Quiet positions under no capture threat in which a man of the side to move can crown."""
     out = []
@@ -242,25 +227,25 @@ def test_root_reductions_only_for_late_quiet_moves():
     assert all(seen.values()), seen
 
 
-def test_root_reductions_change_the_search_when_on():
-    board = Board("international")
-    ours = Engine("international", hash_mb=8).search(board, Limits(depth=10))
-    with core_settings(root_lmr=4):
-        reduced = Engine("international", hash_mb=8).search(board, Limits(depth=10))
-    assert reduced.nodes != ours.nodes
-    assert reduced.best_move in board.legal_moves
-    assert _search._search_features()["root_lmr"] == 0  # off again, and by default
-
-
-@pytest.mark.parametrize("name", ["international", "english"])
-def test_scans_history_changes_the_search_when_on(name):
-    board = Board(name)
-    ours = Engine(name, hash_mb=8).search(board, Limits(depth=10))
-    with core_settings(history_mode=1):
-        scan = Engine(name, hash_mb=8).search(board, Limits(depth=10))
-    assert scan.nodes != ours.nodes
-    assert scan.best_move in board.legal_moves
-    assert _search._search_features()["history_mode"] == 0  # off again, and by default
+@pytest.mark.parametrize("variant, changes", [
+    ("international", dict(singular_depth=4)),
+    ("international", dict(root_lmr=4)),
+    ("international", dict(history_mode=1)),
+    ("english", dict(history_mode=1)),
+    ("international", dict(extend_mode=2)),
+    ("international", dict(extend_mode=5)),
+], ids=lambda x: x if isinstance(x, str) else ",".join(f"{k}={v}" for k, v in x.items()))
+def test_settings_off_by_default_change_the_search_when_on(variant, changes):
+    """The bench's switch reaches the search: the same search takes another number of nodes,
+    and still plays a legal move; afterwards the setting is off again, as by default."""
+    board = Board(variant)
+    ours = Engine(variant, hash_mb=8).search(board, Limits(depth=10))
+    with core_settings(**changes):
+        other = Engine(variant, hash_mb=8).search(board, Limits(depth=10))
+    assert other.nodes != ours.nodes
+    assert other.best_move in board.legal_moves
+    defaults = _search._search_features()
+    assert all(defaults[key] == 0 for key in changes)
 
 
 #: the settings off by default (bench/search_variant.py), each as low as it goes so that the
@@ -270,6 +255,7 @@ OFF_BY_DEFAULT = {
     "crowning-quiescence": dict(qs_promote=1),
     "root-lmr": dict(root_lmr=2),  # every quiet move after the first
     "scan-history": dict(history_mode=1),
+    "limited-extension": dict(extend_mode=7),
 }
 
 
