@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The self-play data runs of issue 32 (docs/training.md, "International at scale"), made
+# again from nothing or resumed where they stopped: every step is skipped when its result is
+# already on disk, so the same command serves each session (and a new machine, whose disk
+# holds none of it).
+#
+#     bash bench/data_run.sh                  # international: set up what is missing, play on
+#     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
+#     GAMES=125000 WORKERS=2 bash bench/data_run.sh international
+#
+# The self-play engine is pinned to a venv of 2853df1 (the search with Scan 2.0's pruning
+# margin; the international run began again from game 0 on December 5, the earlier data
+# having been lost with a machine) and the weights to ef7e000's file of the rule set,
+# upgraded to evaluation layout 2, so that every resumed part of a run plays the same search
+# with the same evaluation; the run's settings are checked by `damka selfplay` itself, which
+# refuses a directory written with others. Stop it with Ctrl-C or a kill: finished games
+# are kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VARIANT=${1:-international}
+DATA=${DAMKA_DATA:-$HOME/damka-data}
+WORKERS=${WORKERS:-2}
+ENGINE_COMMIT=2853df1
+WEIGHTS_COMMIT=ef7e000
+# per rule set: the seed, the games to play (about 10 M quiet positions for international),
+# and the sha256 of ef7e000's weights file
+case "$VARIANT" in
+    international) SEED=11; TARGET=125000
+        WEIGHTS_SHA=d397047ddf7daf975cbbcbd6b140e29eee71756f45c6fe907e4466f70c4c85b3 ;;
+    english) SEED=21; TARGET=40000
+        WEIGHTS_SHA=6adeeebfac088575adb9d920ffb18e0d1c8188890150826ac1ccf29a9fedf7f0 ;;
+    russian) SEED=31; TARGET=40000
+        WEIGHTS_SHA=f5bd385bce98d5bdc41e4fc43c6fcd0ff2baf8bd3945dd8ec40c58d1a99c561f ;;
+    *) echo "data_run.sh: no run planned for '$VARIANT' (international, english, russian)" >&2
+       exit 2 ;;
+esac
+GAMES=${GAMES:-$TARGET}
+VENV=$DATA/selfplay-venv-$ENGINE_COMMIT
+WEIGHTS=$DATA/$VARIANT-$WEIGHTS_COMMIT.dkw
+WEIGHTS2=$DATA/$VARIANT-$WEIGHTS_COMMIT-layout2.dkw
+
+mkdir -p "$DATA"
+
+if [ ! -x "$VENV/bin/damka" ]; then
+    echo "== the pinned self-play engine: a venv of $ENGINE_COMMIT"
+    tree=$DATA/src-$ENGINE_COMMIT
+    rm -rf "$tree"
+    git worktree prune
+    git worktree add --detach "$tree" "$ENGINE_COMMIT"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q "$tree[train]"
+fi
+
+if [ ! -f "$WEIGHTS" ]; then
+    echo "== the $VARIANT weights of $WEIGHTS_COMMIT"
+    git show "$WEIGHTS_COMMIT:engine/weights/$VARIANT.dkw" > "$WEIGHTS.part"
+    mv "$WEIGHTS.part" "$WEIGHTS"
+fi
+echo "$WEIGHTS_SHA  $WEIGHTS" | sha256sum --check --quiet
+# (ef7e000's files are of evaluation layout 1; the pinned engine reads layout 2, into which
+# the upgrade carries every parameter, the new tables at zero)
+if [ ! -f "$WEIGHTS2" ]; then
+    echo "== $WEIGHTS_COMMIT's $VARIANT weights in layout 2"
+    "$VENV/bin/damka" tune --upgrade "$WEIGHTS" --out "$WEIGHTS2.part.dkw"
+    mv "$WEIGHTS2.part.dkw" "$WEIGHTS2"
+fi
+
+# (slices already built are checked and reused: an interrupted build goes on)
+echo "== the 5-piece databases (international: about 16 minutes on 2 workers when none are there)"
+"$VENV/bin/damka" egtb build --variant "$VARIANT" --pieces 5 --workers "$WORKERS" \
+    --dir "$DATA/egtb"
+
+echo "== self-play, up to $GAMES games"
+exec "$VENV/bin/damka" selfplay --variant "$VARIANT" --games "$GAMES" --seed "$SEED" \
+    --weights "$WEIGHTS2" --egtb "$DATA/egtb" --nodes 16000 --workers "$WORKERS" \
+    --out "$DATA/$VARIANT-g1-16k"
