@@ -114,6 +114,8 @@ cdef int PRUNE_MARGIN = 5       # hundredths of a man per ply of depth (Scan 2.0
 cdef int PRUNE_DEPTH = 3        # the least depth at which a node may be pruned
 cdef int PRUNE_PERCENT = 40     # the verification's depth, percent of the node's
 cdef int LMR_MODE = 0           # 0: Scan 2.0's steps; 1: the log table; 2: Scan 3.1's
+                                # steps; 3: Scan 3.1's rule whole: from depth 2, a reduced
+                                # move may drop into quiescence, only the hash move exempt
 cdef int EXTEND_DEPTH = 1       # the least depth at which a single legal move is extended
 cdef int EXTEND_MODE = 0        # bits that limit that extension: 1: none inside a pruning
                                 # verification; 2: none right below an extended node; 4: at
@@ -930,14 +932,23 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
         else:
             reduction = 0
             if FEATURES & F_LMR:
-                if depth >= 3 and not m.captured and not m.promote and i != tt_move:
+                if LMR_MODE == 3:
+                    # (the hash move is searched first, so it is never here; modes 0-2 exempt
+                    # the move at the hash move's generation index instead, as they were
+                    # measured)
+                    if depth >= 2 and not m.captured and not m.promote:
+                        reduction = late_move_reduction(depth, moved, pv_node)
+                elif depth >= 3 and not m.captured and not m.promote and i != tt_move:
                     reduction = late_move_reduction(depth, moved, pv_node)
             elif (depth >= 3 and moved >= 2 and not m.captured and not m.promote
                     and scores[i] < (1 << 27) and not has_capture(&s.rules, &child)):
                 reduction = LMR[depth if depth < 64 else 63][moved if moved < 64 else 63]
                 if pv_node and reduction > 0:
                     reduction -= 1
-            if reduction >= new_depth:
+            if LMR_MODE == 3 and both_have_men(p):
+                if reduction > new_depth:  # (Scan's: at most into quiescence)
+                    reduction = new_depth
+            elif reduction >= new_depth:
                 reduction = new_depth - 1
             if reduction < 0:
                 reduction = 0
@@ -1047,7 +1058,7 @@ cdef inline int late_move_reduction(int depth, int moved, bint pv_node) noexcept
         return r
     if pv_node:
         return 1 if moved >= 3 else 0
-    if moved >= (4 if LMR_MODE == 2 else 6):  # Scan 3.1: from the 5th move; 2.0: the 7th
+    if moved >= (6 if LMR_MODE == 0 else 4):  # Scan 3.1: from the 5th move; 2.0: the 7th
         return 2
     return 1
 
