@@ -113,7 +113,7 @@ cdef int FEATURES = F_ALL
 cdef int PRUNE_MARGIN = 5       # hundredths of a man per ply of depth (Scan 2.0's; 3.x: 10)
 cdef int PRUNE_DEPTH = 3        # the least depth at which a node may be pruned
 cdef int PRUNE_PERCENT = 40     # the verification's depth, percent of the node's
-cdef int LMR_MODE = 0           # 0: Scan 2.0's steps; 1: the log table; 2: Scan 3.1's
+cdef int LMR_MODE = 3           # 0: Scan 2.0's steps; 1: the log table; 2: Scan 3.1's
                                 # steps; 3: Scan 3.1's rule whole: from depth 2, a reduced
                                 # move may drop into quiescence, only the hash move exempt
 cdef int EXTEND_DEPTH = 1       # the least depth at which a single legal move is extended
@@ -134,7 +134,7 @@ cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cu
 
 
 def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth=3,
-                         int prune_percent=40, int lmr_mode=0, int extend_depth=1,
+                         int prune_percent=40, int lmr_mode=3, int extend_depth=1,
                          int singular_depth=0, int singular_margin=20, int qs_promote=0,
                          int root_lmr=0, int history_mode=0, int extend_mode=0):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
@@ -935,8 +935,10 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
                 if LMR_MODE == 3:
                     # (the hash move is searched first, so it is never here; modes 0-2 exempt
                     # the move at the hash move's generation index instead, as they were
-                    # measured)
-                    if depth >= 2 and not m.captured and not m.promote:
+                    # measured. Never when a side has kings only: wins there are manoeuvres,
+                    # and the three-kings wins of the tests came a ply later)
+                    if (depth >= 2 and not m.captured and not m.promote
+                            and both_have_men(p)):
                         reduction = late_move_reduction(depth, moved, pv_node)
                 elif depth >= 3 and not m.captured and not m.promote and i != tt_move:
                     reduction = late_move_reduction(depth, moved, pv_node)
@@ -945,7 +947,7 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
                 reduction = LMR[depth if depth < 64 else 63][moved if moved < 64 else 63]
                 if pv_node and reduction > 0:
                     reduction -= 1
-            if LMR_MODE == 3 and both_have_men(p):
+            if LMR_MODE == 3:
                 if reduction > new_depth:  # (Scan's: at most into quiescence)
                     reduction = new_depth
             elif reduction >= new_depth:

@@ -30,7 +30,7 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lmr-mode", type=int,
                         help="0: Scan 2.0's steps, 1: the log table, 2: Scan 3.1's steps, "
                              "3: Scan 3.1's rule whole (from depth 2, into quiescence, only "
-                             "the hash move exempt)")
+                             "the hash move exempt; the default)")
     parser.add_argument("--extend-depth", type=int,
                         help="the least depth at which a single legal move is extended")
     parser.add_argument("--singular-depth", type=int,

@@ -234,8 +234,6 @@ def test_root_reductions_only_for_late_quiet_moves():
     ("english", dict(history_mode=1)),
     ("international", dict(extend_mode=2)),
     ("international", dict(extend_mode=5)),
-    ("international", dict(lmr_mode=3)),
-    ("english", dict(lmr_mode=3)),
 ], ids=lambda x: x if isinstance(x, str) else ",".join(f"{k}={v}" for k, v in x.items()))
 def test_settings_off_by_default_change_the_search_when_on(variant, changes):
     """The bench's switch reaches the search: the same search takes another number of nodes,
@@ -258,7 +256,6 @@ OFF_BY_DEFAULT = {
     "root-lmr": dict(root_lmr=2),  # every quiet move after the first
     "scan-history": dict(history_mode=1),
     "limited-extension": dict(extend_mode=7),
-    "scan31-reductions": dict(lmr_mode=3),
 }
 
 
