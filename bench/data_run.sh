@@ -8,9 +8,10 @@
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     GAMES=125000 WORKERS=2 bash bench/data_run.sh international
 #
-# The self-play engine is pinned to a venv of 2853df1 (the search with Scan 2.0's pruning
-# margin; the international run began again from game 0 on December 5, the earlier data
-# having been lost with a machine) and the weights to ef7e000's file of the rule set,
+# The self-play engine is pinned to a venv of 6be6e44 (the search with Scan 2.0's pruning
+# margin and Scan 3.1's reductions; the international run began again from game 0 on a new
+# machine on December 5, the earlier data having been lost with the last one, before any
+# game of the 2853df1 pin had been played there) and the weights to ef7e000's file of the rule set,
 # upgraded to evaluation layout 2, so that every resumed part of a run plays the same search
 # with the same evaluation; the run's settings are checked by `damka selfplay` itself, which
 # refuses a directory written with others. Stop it with Ctrl-C or a kill: finished games
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 VARIANT=${1:-international}
 DATA=${DAMKA_DATA:-$HOME/damka-data}
 WORKERS=${WORKERS:-2}
-ENGINE_COMMIT=2853df1
+ENGINE_COMMIT=6be6e44
 WEIGHTS_COMMIT=ef7e000
 # per rule set: the seed, the games to play (about 10 M quiet positions for international),
 # and the sha256 of ef7e000's weights file
