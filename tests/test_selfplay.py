@@ -27,9 +27,15 @@ TINY = ["--nodes", "150", "--max-plies", "250", "--quiet"]
 OPENINGS = ["32-28 19-23", "33-29 17-22", "34-30 20-25", "31-27 16-21"]
 
 
+#: the seed of the runs compared here: its first six games end in a win for each side and a
+#: draw with the search of 6be6e44 (seed 7's were six wins for Black), so that the label
+#: checks meet every kind of ending
+SEED = "8"
+
+
 def selfplay_run(out: Path, games: int, workers: int, *extra: str) -> int:
     return main(["selfplay", "--out", str(out), "--games", str(games), "--workers",
-                 str(workers), "--seed", "7", *TINY, *extra])
+                 str(workers), "--seed", SEED, *TINY, *extra])
 
 
 def arrays(out: Path) -> dict[str, np.ndarray]:
@@ -91,9 +97,9 @@ def test_same_games_on_one_and_two_workers(one_worker, tmp_path):
 
 
 def test_other_seed_other_games(one_worker, tmp_path):
-    out = tmp_path / "seed8"
+    out = tmp_path / "seed9"
     assert main(["selfplay", "--out", str(out), "--games", "6", "--workers", "1", "--seed",
-                 "8", *TINY]) == 0
+                 "9", *TINY]) == 0
     assert not np.array_equal(arrays(out)["white"][:50], arrays(one_worker)["white"][:50])
 
 
@@ -126,10 +132,10 @@ def test_interrupted_run_keeps_finished_games(one_worker, tmp_path, monkeypatch)
 
 def test_resume_refuses_other_settings(one_worker, capsys):
     assert main(["selfplay", "--out", str(one_worker), "--games", "8", "--workers", "1",
-                 "--seed", "7", "--nodes", "151", "--max-plies", "250", "--quiet"]) == 2
+                 "--seed", SEED, "--nodes", "151", "--max-plies", "250", "--quiet"]) == 2
     assert "other settings" in capsys.readouterr().err
     assert main(["selfplay", "--out", str(one_worker), "--games", "8", "--variant", "russian",
-                 "--seed", "7", *TINY]) == 2
+                 "--seed", SEED, *TINY]) == 2
     assert "international" in capsys.readouterr().err
     assert json.loads((one_worker / "meta.json").read_text())["games_done"] == 6
 
