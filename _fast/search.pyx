@@ -127,6 +127,8 @@ cdef int QS_PROMOTE = 0         # quiescence: a quiet position that does not sta
                                 # its men's crowning steps (Scan 2.0's; 0: off)
 cdef int ROOT_LMR = 0           # the main thread's root reduces its quiet moves by a ply from
                                 # this one on (1-based, as at PV nodes below it; 0: never)
+cdef int EVAL_GRAIN = 0         # thousandths of a man: static scores are rounded to a multiple
+                                # of that many units (0: as they are)
 cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cut-offs;
                                 # 1: Scan's: no killers, a from-to history in [0, 1] that the
                                 # best move of every node that beat alpha moves 1/32 of the way
@@ -136,11 +138,13 @@ cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cu
 def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth=3,
                          int prune_percent=40, int lmr_mode=3, int extend_depth=1,
                          int singular_depth=0, int singular_margin=20, int qs_promote=0,
-                         int root_lmr=0, int history_mode=0, int extend_mode=0):
+                         int root_lmr=0, int history_mode=0, int extend_mode=0,
+                         int eval_grain=0):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
     global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
     global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE, ROOT_LMR, HISTORY_MODE, EXTEND_MODE
+    global EVAL_GRAIN
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
@@ -153,6 +157,7 @@ def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth
     ROOT_LMR = root_lmr
     HISTORY_MODE = history_mode
     EXTEND_MODE = extend_mode
+    EVAL_GRAIN = eval_grain if eval_grain > 0 else 0
 
 
 def _search_features():
@@ -161,7 +166,7 @@ def _search_features():
                 prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH,
                 singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN,
                 qs_promote=QS_PROMOTE, root_lmr=ROOT_LMR, history_mode=HISTORY_MODE,
-                extend_mode=EXTEND_MODE)
+                extend_mode=EXTEND_MODE, eval_grain=EVAL_GRAIN)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
@@ -520,10 +525,19 @@ cdef enum:
 
 cdef inline int static_eval(SearchState* s, const Pos* p) noexcept nogil:
     """The static evaluation in use (side to move's view)."""
-    cdef int v
+    cdef int v, grain
     if s.learned == NULL:
         return evaluate(&s.eval, &s.rules, p)
     v = learned_evaluate(s.learned, p)
+    if EVAL_GRAIN:
+        # a coarser score: fewer null-window searches that fail high by a unit only to fail
+        # low when searched again (rounded half away from zero: a mirrored position scores -v)
+        grain = (EVAL_GRAIN * s.man + 500) // 1000
+        if grain > 1:
+            if v >= 0:
+                v = (v + grain // 2) // grain * grain
+            else:
+                v = -((-v + grain // 2) // grain * grain)
     if v > EVAL_LIMIT:
         return EVAL_LIMIT
     if v < -EVAL_LIMIT:

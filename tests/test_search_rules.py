@@ -234,6 +234,8 @@ def test_root_reductions_only_for_late_quiet_moves():
     ("english", dict(history_mode=1)),
     ("international", dict(extend_mode=2)),
     ("international", dict(extend_mode=5)),
+    ("international", dict(eval_grain=23)),
+    ("english", dict(eval_grain=23)),
 ], ids=lambda x: x if isinstance(x, str) else ",".join(f"{k}={v}" for k, v in x.items()))
 def test_settings_off_by_default_change_the_search_when_on(variant, changes):
     """The bench's switch reaches the search: the same search takes another number of nodes,
@@ -256,6 +258,7 @@ OFF_BY_DEFAULT = {
     "root-lmr": dict(root_lmr=2),  # every quiet move after the first
     "scan-history": dict(history_mode=1),
     "limited-extension": dict(extend_mode=7),
+    "eval-grain": dict(eval_grain=23),
 }
 
 
@@ -269,3 +272,33 @@ def test_settings_off_by_default_keep_forced_wins(setting, variant, fen, depth):
     with core_settings(**OFF_BY_DEFAULT[setting]):
         found_depth, mate = _first_mate(variant, fen, depth)
     assert found_depth <= plain_depth and mate == plain_mate
+
+
+def _rounded(score: int, grain: int) -> int:
+    """``score`` to the nearest multiple of ``grain``, halves away from zero."""
+    sign = 1 if score >= 0 else -1
+    return sign * ((abs(score) + grain // 2) // grain * grain)
+
+
+@pytest.mark.parametrize("variant", ["international", "english", "russian"])
+def test_eval_grain_rounds_the_static_score(variant):
+    """--eval-grain N: the search's static score is the learned one rounded to the nearest
+    multiple of N thousandths of a man (in the file's units), halves away from zero, so that
+    the rounding favours neither colour; off again afterwards."""
+    v = get_variant(variant)
+    engine = Engine(v, hash_mb=1)
+    searcher: Searcher = engine._searcher
+    grain = (23 * round(engine._man) + 500) // 1000
+    assert grain >= 4
+    signs = set()
+    changed = 0
+    for p in random_games(v, random.Random(11), 150):
+        searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
+        plain = searcher.evaluate()
+        with core_settings(eval_grain=23):
+            coarse = searcher.evaluate()
+        assert coarse == _rounded(plain, grain)
+        assert searcher.evaluate() == plain
+        signs.add((plain > 0) - (plain < 0))
+        changed += coarse != plain
+    assert signs >= {-1, 1} and changed > 50
