@@ -129,6 +129,8 @@ cdef int ROOT_LMR = 0           # the main thread's root reduces its quiet moves
                                 # this one on (1-based, as at PV nodes below it; 0: never)
 cdef int EVAL_GRAIN = 0         # thousandths of a man: static scores are rounded to a multiple
                                 # of that many units (0: as they are)
+cdef int PRUNE_GATE = 0         # 1: no pruning verification at a quiet node whose static
+                                # score is below beta (0: every node that qualifies)
 cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cut-offs;
                                 # 1: Scan's: no killers, a from-to history in [0, 1] that the
                                 # best move of every node that beat alpha moves 1/32 of the way
@@ -139,12 +141,13 @@ def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth
                          int prune_percent=40, int lmr_mode=3, int extend_depth=1,
                          int singular_depth=0, int singular_margin=20, int qs_promote=0,
                          int root_lmr=0, int history_mode=0, int extend_mode=0,
-                         int eval_grain=0):
+                         int eval_grain=0, int prune_gate=0):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
     global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
     global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE, ROOT_LMR, HISTORY_MODE, EXTEND_MODE
-    global EVAL_GRAIN
+    global EVAL_GRAIN, PRUNE_GATE
+    PRUNE_GATE = prune_gate
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
@@ -166,7 +169,8 @@ def _search_features():
                 prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH,
                 singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN,
                 qs_promote=QS_PROMOTE, root_lmr=ROOT_LMR, history_mode=HISTORY_MODE,
-                extend_mode=EXTEND_MODE, eval_grain=EVAL_GRAIN)
+                extend_mode=EXTEND_MODE, eval_grain=EVAL_GRAIN,
+                prune_gate=PRUNE_GATE)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
@@ -868,6 +872,11 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
             and -PLY_SCORE_BOUND < beta < PLY_SCORE_BOUND and ply > 0 and both_have_men(p)):
         margin = (depth * PRUNE_MARGIN * s.man + 50) // 100
         raised = beta + margin
+        # (with PRUNE_GATE, a quiet node whose static score is below beta is not verified:
+        # most such verifications fail, and their nodes are spent for nothing)
+        if (PRUNE_GATE and not has_capture(&s.rules, p)
+                and static_eval(s, p) < beta):
+            raised = PLY_SCORE_BOUND
         if raised < PLY_SCORE_BOUND:
             s.verifying += 1
             score = search(s, p, depth * PRUNE_PERCENT // 100, ply, raised - 1, raised, 0)

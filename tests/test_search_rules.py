@@ -236,6 +236,8 @@ def test_root_reductions_only_for_late_quiet_moves():
     ("international", dict(extend_mode=5)),
     ("international", dict(eval_grain=23)),
     ("english", dict(eval_grain=23)),
+    ("international", dict(prune_gate=1)),
+    ("english", dict(prune_gate=1)),
 ], ids=lambda x: x if isinstance(x, str) else ",".join(f"{k}={v}" for k, v in x.items()))
 def test_settings_off_by_default_change_the_search_when_on(variant, changes):
     """The bench's switch reaches the search: the same search takes another number of nodes,
@@ -259,6 +261,7 @@ OFF_BY_DEFAULT = {
     "scan-history": dict(history_mode=1),
     "limited-extension": dict(extend_mode=7),
     "eval-grain": dict(eval_grain=23),
+    "prune-gate": dict(prune_gate=1),
 }
 
 
