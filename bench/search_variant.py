@@ -18,7 +18,7 @@ import sys
 #: the core's settings beside the rules, as _set_search_features names them
 _SETTINGS = ("prune_margin", "prune_depth", "prune_percent", "lmr_mode", "extend_depth",
              "singular_depth", "singular_margin", "qs_promote", "root_lmr",
-             "history_mode", "extend_mode", "eval_grain", "prune_gate")
+             "history_mode", "extend_mode", "eval_grain")
 
 
 def add_rule_options(parser: argparse.ArgumentParser) -> None:
@@ -55,9 +55,6 @@ def add_rule_options(parser: argparse.ArgumentParser) -> None:
                              "(the default); 1: Scan's, no killers and a from-to history that "
                              "every node's best move moves toward 1, the moves tried before it "
                              "toward 0")
-    parser.add_argument("--prune-gate", type=int, choices=(0, 1),
-                        help="1: no pruning verification at a quiet node whose static score "
-                             "is below beta; 0: every node that qualifies (the default)")
     parser.add_argument("--eval-grain", type=int,
                         help="round the static evaluation to a multiple of N thousandths of "
                              "a man (0: as it is, the default)")

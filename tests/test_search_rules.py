@@ -124,6 +124,18 @@ def test_threat_quiescence_is_a_ply_of_every_move_then_the_captures(name):
         assert searcher.quiesce(threats=True) == searcher.evaluate()
 
 
+@pytest.mark.parametrize("variant", ["international", "english"])
+def test_the_pruning_gate_changes_the_search(variant):
+    """Without the gate (every qualifying node verified, as before December 5) the same search
+    takes another number of nodes and still plays a legal move."""
+    board = Board(variant)
+    ours = Engine(variant, hash_mb=8).search(board, Limits(depth=10))
+    with rules_off("prune_gate"):
+        plain = Engine(variant, hash_mb=8).search(board, Limits(depth=10))
+    assert ours.nodes != plain.nodes
+    assert plain.best_move in board.legal_moves
+
+
 def test_the_engine_searches_with_every_rule():
     """The rules are on unless a bench switches them off, and the switch reaches the search:
     without them the same search takes another number of nodes."""
@@ -236,8 +248,6 @@ def test_root_reductions_only_for_late_quiet_moves():
     ("international", dict(extend_mode=5)),
     ("international", dict(eval_grain=23)),
     ("english", dict(eval_grain=23)),
-    ("international", dict(prune_gate=1)),
-    ("english", dict(prune_gate=1)),
 ], ids=lambda x: x if isinstance(x, str) else ",".join(f"{k}={v}" for k, v in x.items()))
 def test_settings_off_by_default_change_the_search_when_on(variant, changes):
     """The bench's switch reaches the search: the same search takes another number of nodes,
@@ -261,7 +271,6 @@ OFF_BY_DEFAULT = {
     "scan-history": dict(history_mode=1),
     "limited-extension": dict(extend_mode=7),
     "eval-grain": dict(eval_grain=23),
-    "prune-gate": dict(prune_gate=1),
 }
 
 
