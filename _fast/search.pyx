@@ -532,7 +532,7 @@ cdef inline int static_eval(SearchState* s, const Pos* p) noexcept nogil:
     v = learned_evaluate(s.learned, p)
     if EVAL_GRAIN:
         # a coarser score: fewer null-window searches that fail high by a unit only to fail
-        # low when searched again (rounded half away from zero: a mirrored position scores -v)
+        # low when searched again (halves rounded away from zero: neither colour favoured)
         grain = (EVAL_GRAIN * s.man + 500) // 1000
         if grain > 1:
             if v >= 0:
