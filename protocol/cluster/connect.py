@@ -31,8 +31,10 @@ LOCAL_OBJECT_STORE_MB = 128
 #: how often a ``ray://`` connection is tried when the head could not start its server for us
 CLIENT_SERVER_ATTEMPTS = 3
 #: what Ray's client proxy answers when the server it forks for one client died at start-up
-#: (seen on a busy head: the fork happens while gRPC threads run, and the child can die)
-CLIENT_SERVER_FAILED = "Starting Ray client server failed"
+#: (seen on a busy head: the fork happens while gRPC threads run, and the child can die), or
+#: when it could not start one because a process it looked at was a zombie at that moment
+#: (psutil's ZombieProcess, seen on a head whose machine had just ended other processes)
+CLIENT_SERVER_FAILED = ("Starting Ray client server failed", "psutil.ZombieProcess")
 #: the one address every process of a local Ray listens on
 LOOPBACK = "127.0.0.1"
 #: Ray's switch for its one-machine mode (the default on macOS and Windows), in which it keeps
@@ -190,7 +192,8 @@ def _init(ray: Any, options: dict[str, Any]) -> None:
             return
         except (ConnectionError, RuntimeError, ValueError, refused) as exc:
             reason = " ".join(str(exc).split())
-            if CLIENT_SERVER_FAILED not in reason or attempt == CLIENT_SERVER_ATTEMPTS:
+            transient = any(marker in reason for marker in CLIENT_SERVER_FAILED)
+            if not transient or attempt == CLIENT_SERVER_ATTEMPTS:
                 raise ClusterError(f"cannot connect to the Ray cluster at {address}: "
                                    f"{reason}") from None
         ray.shutdown()
