@@ -314,3 +314,35 @@ def test_eval_grain_rounds_the_static_score(variant):
         signs.add((plain > 0) - (plain < 0))
         changed += coarse != plain
     assert signs >= {-1, 1} and changed > 50
+
+
+@pytest.mark.parametrize("name", ["international", "english"])
+def test_evaluation_cache_never_outlives_the_weights(name):
+    """The search keeps its recent static scores in a small cache: weights set again on the
+    same evaluation between two searches are the ones the second search scores with (as a
+    Searcher given those weights from the start scores)."""
+    from array import array
+
+    from engine.learned import core_with_params, default_weights_path, read_layout_params
+
+    variant = get_variant(name)
+    raw = read_layout_params(variant, default_weights_path(variant))
+    params = array("h")
+    params.frombytes(raw)
+    halved = array("h", (w // 2 for w in params))
+    core = core_with_params(variant, raw)
+    fresh = Engine(variant, hash_mb=1)._searcher
+    fresh.set_evaluation(core_with_params(variant, halved.tobytes()))
+    searcher: Searcher = Engine(variant, hash_mb=1)._searcher
+    searcher.set_evaluation(core)
+    changed = 0
+    for p in random_games(variant, random.Random(11), 40):
+        core.set_weights(params)
+        searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
+        before = searcher.quiesce(threats=True)
+        core.set_weights(halved)
+        after = searcher.quiesce(threats=True)
+        fresh.set_position(p.white, p.black, p.kings, p.white_to_move)
+        assert after == fresh.quiesce(threats=True)
+        changed += after != before
+    assert changed > 20  # the weights matter: a stale score would have shown
