@@ -548,6 +548,12 @@ cdef inline uint64_t eval_hash(const Pos* p) noexcept nogil:
     return h | (<uint64_t>1 << 63)
 
 
+cdef inline void forget_scores(SearchState* s) noexcept nogil:
+    """Empty the cache of learned scores: an EvalCore's weights may be set again between
+    searches, so no cached score may outlive the search (or the evaluation) it came from."""
+    memset(s.eval_cache, 0, sizeof(s.eval_cache))
+
+
 cdef inline int cached_learned_eval(SearchState* s, const Pos* p) noexcept nogil:
     """The learned score, from the cache when the position was scored lately: about a fifth
     of the static scores a search asks for are of positions it scored shortly before (moves
@@ -1305,7 +1311,7 @@ cdef class Searcher:
                 raise ValueError("the learned evaluation is for another board size")
             self.s.learned = &learned.e
         self.learned_core = learned
-        memset(self.s.eval_cache, 0, sizeof(self.s.eval_cache))
+        forget_scores(self.s)
 
     def set_man_worth(self, int units):
         """A man in the evaluation's units: the pruning margins are set in fractions of it."""
@@ -1417,7 +1423,7 @@ cdef class Searcher:
         s.eval = m.eval
         s.learned = m.learned
         self.learned_core = main.learned_core
-        memset(s.eval_cache, 0, sizeof(s.eval_cache))
+        forget_scores(s)
         s.egtb = m.egtb
         s.egtb_pieces = m.egtb_pieces
         s.man = m.man
@@ -1476,8 +1482,7 @@ cdef class Searcher:
         self.s.sel_depth = 0
         self.s.deadline = deadline
         self.s.node_limit = node_limit
-        # (an EvalCore's weights may be set again between searches: no score outlives one)
-        memset(self.s.eval_cache, 0, sizeof(self.s.eval_cache))
+        forget_scores(self.s)
 
     cdef void _written(self):
         """The table is about to be written: clear() has work to do again."""
@@ -1649,7 +1654,7 @@ cdef class Searcher:
 
     def evaluate(self):
         """Static evaluation of the root position, side to move's point of view."""
-        memset(self.s.eval_cache, 0, sizeof(self.s.eval_cache))
+        forget_scores(self.s)
         return static_eval(self.s, &self.root)
 
     def quiesce(self, bint threats=False):
