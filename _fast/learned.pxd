@@ -13,6 +13,10 @@ cdef enum:
     EDGE_TABLES = 2       # edge strips of 3 files x 6 rows (9 dark squares), left and right
     EDGE_SIZE = 19683     # 3^9
     EDGE_CENTRE = 9841    # (3^9 - 1) / 2: the index of a strip without men
+    MAX_WIDE = 4          # wide tables: windows of 4 files x 6 rows (12 dark squares)
+    WIDE_SIZE = 531441    # 3^12
+    READ_EDGES = 1        # LearnedEval.reads: which optional tables have a non-zero weight
+    READ_WIDE = 2
 
 ctypedef struct EvalLayout:
     int size
@@ -66,6 +70,8 @@ ctypedef struct EvalLayout:
     int f_king_square
     int f_pattern[MAX_TABLES]
     int f_edge[EDGE_TABLES]
+    int nwide                  # wide tables: one per column offset (half - 1 of them)
+    int f_wide[MAX_WIDE]
     int n_features
     int divisor                # phase_total * WEIGHT_SCALE
     uint64_t magic             # ceil(2^75 / divisor): division by a multiply-high
@@ -73,7 +79,8 @@ ctypedef struct EvalLayout:
 ctypedef struct LearnedEval:
     EvalLayout layout
     int16_t* weights           # n_features x (middlegame, endgame); NULL before loading
-    int read_edges             # some edge weight is non-zero (else the edge tables add 0)
+    int reads                  # READ_EDGES, READ_WIDE: those tables have a non-zero weight
+                               # (a table whose weights are all zero is not read at all)
 
 ctypedef struct FeatureSink:
     # accumulating mode (idx == NULL): sums of the weights; listing mode: the entries

@@ -19,6 +19,11 @@ Features (all "White minus Black", so the colour-mirrored position scores the ex
   the weight's sign flipped, so one table serves both colours.
 - edge tables: the strips of 3 files x 6 rows (9 dark squares) on the left and right edge of
   White's half, read in the same way (and turned: the opposite strips on Black's side).
+- wide tables (layout 3; Scan 3.1's): windows of 4 files x 6 rows (12 dark squares) on the
+  six rows of White's side of the board, one table per column offset 2k (4 on 10x10, 3 on
+  8x8), each also read turned. They see combinations of men that no 4x4 window holds; with
+  3^12 entries a table they need far more data than the 3^8 tables, and are read only when
+  some weight of theirs is non-zero.
 - material (men, first king, second king, further kings), trade (ahead, and ahead x pieces
   gone), tempo (rows advanced), side to move, balance (|left - right| and the skew over the
   files), formation (men that cannot move, and those held by an opponent piece), runaway men
@@ -62,7 +67,7 @@ cdef extern from *:
     unsigned long long damka_mulhi(unsigned long long a, unsigned long long b) noexcept nogil
 
 #: bumped whenever the meaning of a feature changes (part of the layout fingerprint)
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 SCALE = WEIGHT_SCALE
 N_RUNAWAY = 3
 
@@ -228,6 +233,10 @@ cdef void init_layout(EvalLayout* L, const Rules* r) noexcept nogil:
     for t in range(EDGE_TABLES):
         L.f_edge[t] = j
         j += EDGE_SIZE
+    L.nwide = nlanes
+    for t in range(L.nwide):
+        L.f_wide[t] = j
+        j += WIDE_SIZE
     L.n_features = j
     # rounding the score: divide by phase_total * WEIGHT_SCALE with a multiply-high
     L.divisor = L.phase_total * WEIGHT_SCALE
@@ -367,6 +376,33 @@ cdef inline void edges(const EvalLayout* L, uint64_t wm, uint64_t bm,
     emit(s, L.f_edge[1] + <int>((turned >> 16) & 0xFFFF), -1)
 
 
+cdef inline int lane_of(uint64_t packed, int k) noexcept nogil:
+    return <int>((packed >> (16 * k)) & 0xFFFF)
+
+
+cdef inline void wide(const EvalLayout* L, uint64_t wm, uint64_t bm,
+                      FeatureSink* s) noexcept nogil:
+    """The wide tables: the window of table k covers the top three row pairs (White's six
+    rows) at column offset 2k, its digits those of the three pairs' lane k (the lowest pair
+    least significant). Turned: the bottom three pairs, read with the digits reversed and the
+    colours swapped, at lane nwide-1-k for table k. Lanes hold 0..80, so a lane of two pairs
+    (< 3^8) still fits 16 bits and the third pair is added per window."""
+    cdef const uint64_t* fwd = L.lut_fwd
+    cdef const uint64_t* rev = L.lut_rev
+    cdef int top = L.npairs - 1
+    cdef uint64_t o = L.lane_offset
+    cdef uint64_t low = lanes(L, fwd, o, wm, bm, top - 2) + 81 * lanes(L, fwd, o, wm, bm, top - 1)
+    cdef uint64_t high = lanes(L, fwd, o, wm, bm, top)
+    cdef uint64_t low_rot = lanes(L, rev, o, wm, bm, 2) + 81 * lanes(L, rev, o, wm, bm, 1)
+    cdef uint64_t high_rot = lanes(L, rev, o, wm, bm, 0)
+    cdef int k
+    cdef int n = L.nwide
+    for k in range(n):
+        emit(s, L.f_wide[k] + lane_of(low, k) + 6561 * lane_of(high, k), 1)
+        emit(s, L.f_wide[n - 1 - k] + (WIDE_SIZE - 1)
+             - (lane_of(low_rot, k) + 6561 * lane_of(high_rot, k)), -1)
+
+
 cdef inline void drawish_lone_king(const EvalLayout* L, FeatureSink* s, uint64_t lone,
                                    int n_other) noexcept nogil:
     """International: on the long diagonal, or against two pieces, the lone king draws."""
@@ -390,11 +426,12 @@ cdef inline void broad_draw(FeatureSink* s, int pieces_ahead, bint level_kings) 
 
 
 cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16_t* weights,
-                                  int32_t* idx, int32_t* coef, int read_edges,
+                                  int32_t* idx, int32_t* coef, int reads,
                                   FeatureSink* out) noexcept nogil:
     """Sum the weights of the position's features (idx NULL) or list them in idx/coef. The
-    edge tables are read only when ``read_edges``: a file whose edge weights are all zero
-    (one upgraded from layout 1, or fitted without them) pays nothing for them."""
+    edge and wide tables are read only when ``reads`` says so (READ_EDGES, READ_WIDE): a file
+    whose weights of those tables are all zero (one upgraded from an earlier layout, or fitted
+    without them) pays nothing for them."""
     # a local sink, built here: its fields stay in registers (no aliasing with the weights)
     cdef FeatureSink local
     cdef FeatureSink* s = &local
@@ -419,8 +456,10 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
 
     # patterns: base-3 lanes of every row pair, then one table read per window
     patterns(L, wm, bm, s)
-    if read_edges:
+    if reads & READ_EDGES:
         edges(L, wm, bm, s)
+    if reads & READ_WIDE:
+        wide(L, wm, bm, s)
 
     # material and trade
     nwm = pc(wm)
@@ -534,7 +573,7 @@ cdef inline void collect_features(const EvalLayout* L, const Pos* p, const int16
 cdef void collect(const EvalLayout* L, const Pos* p, int32_t* idx, int32_t* coef,
                   FeatureSink* out) noexcept nogil:
     """List the position's feature entries (at most MAX_ENTRIES) in idx and coef."""
-    collect_features(L, p, NULL, idx, coef, 1, out)
+    collect_features(L, p, NULL, idx, coef, READ_EDGES | READ_WIDE, out)
 
 
 cdef inline int round_div(const EvalLayout* L, int64_t x, int shift) noexcept nogil:
@@ -560,7 +599,7 @@ cdef int learned_evaluate(const LearnedEval* e, const Pos* p) noexcept nogil:
     cdef const EvalLayout* L = &e.layout
     cdef int64_t x
     cdef int v
-    collect_features(L, p, e.weights, NULL, NULL, e.read_edges, &sink)
+    collect_features(L, p, e.weights, NULL, NULL, e.reads, &sink)
     x = (<int64_t>sink.mg) * sink.phase + (<int64_t>sink.eg) * (L.phase_total - sink.phase)
     v = round_div(L, x, sink.draw_shift)
     return v if p.side == WHITE else -v
@@ -589,6 +628,14 @@ cdef inline int load_row(const EvalLayout* L, Pos* p, uint64_t w, uint64_t b, ui
     return 1
 
 
+cdef inline bint any_nonzero(const int16_t* w, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(start, stop):
+        if w[i]:
+            return 1
+    return 0
+
+
 cdef inline int row_entries(int n, int phase, int total) noexcept nogil:
     return n * ((1 if phase > 0 else 0) + (1 if phase < total else 0))
 
@@ -601,7 +648,7 @@ cdef class EvalCore:
 
     def __cinit__(self):
         self.e.weights = NULL
-        self.e.read_edges = 1
+        self.e.reads = READ_EDGES | READ_WIDE
 
     def __dealloc__(self):
         free(self.e.weights)
@@ -648,6 +695,11 @@ cdef class EvalCore:
         for strip in ((0, L.half, L.half + 1), (L.half - 2, L.half - 1, L.size - 1)):
             edge_windows.append(tuple(p * L.size + i for p in range(L.npairs - 3, L.npairs)
                                       for i in strip))
+        wide_windows = []
+        for t in range(L.nwide):
+            groups.append((f"wide:{t}", WIDE_SIZE))
+            wide_windows.append(tuple((2 * (L.npairs - 3) + i // 2) * L.half + t + i % 2
+                                      for i in range(12)))
         assert sum(n for _name, n in groups) == L.n_features
         return {
             "version": LAYOUT_VERSION,
@@ -660,6 +712,8 @@ cdef class EvalCore:
             "rotated_windows": rotated,
             "edge_windows": edge_windows,
             "rotated_edge_windows": [tuple(L.nsq - 1 - q for q in w) for w in edge_windows],
+            "wide_windows": wide_windows,
+            "rotated_wide_windows": [tuple(L.nsq - 1 - q for q in w) for w in wide_windows],
         }
 
     def set_weights(self, const int16_t[::1] params):
@@ -674,16 +728,22 @@ cdef class EvalCore:
         memcpy(buf, &params[0], self.n_params * sizeof(int16_t))
         free(self.e.weights)
         self.e.weights = buf
-        self.e.read_edges = 0
-        for i in range(2 * self.e.layout.f_edge[0], self.n_params):  # (the last groups)
-            if buf[i]:
-                self.e.read_edges = 1
-                break
+        self.e.reads = 0
+        if any_nonzero(buf, 2 * self.e.layout.f_edge[0],
+                       2 * (self.e.layout.f_edge[0] + EDGE_TABLES * EDGE_SIZE)):
+            self.e.reads |= READ_EDGES
+        if any_nonzero(buf, 2 * self.e.layout.f_wide[0], self.n_params):  # (the last groups)
+            self.e.reads |= READ_WIDE
 
     @property
     def reads_edges(self):
         """Whether the evaluation reads the edge tables (some edge weight is non-zero)."""
-        return bool(self.e.read_edges)
+        return bool(self.e.reads & READ_EDGES)
+
+    @property
+    def reads_wide(self):
+        """Whether the evaluation reads the wide tables (some weight of theirs is non-zero)."""
+        return bool(self.e.reads & READ_WIDE)
 
     def evaluate(self, white, black, kings, bint white_to_move):
         """The score of one position (hundredths of a man, side to move's view)."""

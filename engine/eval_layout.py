@@ -43,8 +43,9 @@ class Layout:
     first; digit value 2 white man, 1 empty or king, 0 black man); ``rotated_windows[t]`` the
     squares of the 180-degree turned window that reads the same table with colours swapped;
     ``edge_windows`` and ``rotated_edge_windows`` the same for the tables "edge:0" and
-    "edge:1" (strips of 3 files x 6 rows). The ``fingerprint`` changes whenever the meaning
-    of a parameter changes.
+    "edge:1" (strips of 3 files x 6 rows), ``wide_windows`` and ``rotated_wide_windows`` for
+    the tables "wide:0", "wide:1", ... (4 files x 6 rows). The ``fingerprint`` changes
+    whenever the meaning of a parameter changes.
     """
 
     variant_name: str
@@ -57,6 +58,8 @@ class Layout:
     rotated_windows: tuple[tuple[int, ...], ...]
     edge_windows: tuple[tuple[int, ...], ...]
     rotated_edge_windows: tuple[tuple[int, ...], ...]
+    wide_windows: tuple[tuple[int, ...], ...]
+    rotated_wide_windows: tuple[tuple[int, ...], ...]
     phase_total: int
     scale: int
 
@@ -115,6 +118,8 @@ def describe(info: dict) -> dict:
         "rotated_windows": [list(w) for w in info["rotated_windows"]],
         "edge_windows": [list(w) for w in info["edge_windows"]],
         "rotated_edge_windows": [list(w) for w in info["rotated_edge_windows"]],
+        "wide_windows": [list(w) for w in info["wide_windows"]],
+        "rotated_wide_windows": [list(w) for w in info["rotated_wide_windows"]],
         "blend": "(mg*phase + eg*(P-phase)) / P, phase = men's distance to promotion",
         "draws": "1v1 kings /16; 10x10 lone king vs <=3 with a king /2 or /32, else the side "
                  "ahead or level (king = 3 men) vs a king: <=3 pieces /8, equal kings and men "
@@ -149,6 +154,8 @@ def _layout_of(variant: Variant) -> Layout:
         rotated_windows=tuple(info["rotated_windows"]),
         edge_windows=tuple(info["edge_windows"]),
         rotated_edge_windows=tuple(info["rotated_edge_windows"]),
+        wide_windows=tuple(info["wide_windows"]),
+        rotated_wide_windows=tuple(info["rotated_wide_windows"]),
         phase_total=info["phase_total"],
         scale=info["scale"],
     )

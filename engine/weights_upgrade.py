@@ -2,8 +2,9 @@
 
 A layout only grows: each later version keeps every feature of the one before under the same
 group and feature name, and adds features (layout 2: the edge tables "edge:0" and "edge:1" and
-king mobility's "denied_squares"). Upgrading copies the kept parameters and starts the new ones
-at zero, so the file scores as before except where the rules of drawish material changed.
+king mobility's "denied_squares"; layout 3: the wide tables "wide:0", "wide:1", ...). Upgrading
+copies the kept parameters and starts the new ones at zero, so the file scores as before except
+where the rules of drawish material changed (from layout 1).
 The engine refuses an old file with an error that says how to upgrade it
 (``damka tune --upgrade OLD --out NEW``).
 """
@@ -18,38 +19,61 @@ from .weights_file import WeightsError, WeightsHeader, peek_header, read_params,
 
 __all__ = ["legacy_version", "legacy_hint", "upgrade_params", "upgrade_file"]
 
-#: what layout 2 added: whole groups, and features appended to a group
-_ADDED_GROUPS = {2: ("edge:0", "edge:1")}
-_ADDED_FEATURES = {2: {"king_mobility": ("denied_squares",)}}
+#: what each layout added: whole groups (a name, or a prefix ending in ":" for a kind of
+#: table), features appended to a group, and the keys of the layout's description
+_ADDED_GROUPS = {2: ("edge:0", "edge:1"), 3: ("wide:",)}
+_ADDED_FEATURES = {2: {"king_mobility": ("denied_squares",)}, 3: {}}
+_ADDED_KEYS = {2: ("edge_windows", "rotated_edge_windows", "king_denied"),
+               3: ("wide_windows", "rotated_wide_windows")}
 _OLD_DRAWS = {1: "1v1 kings /16; 10x10 lone king vs <=3 with a king /2 or /32; "
                  "8x8 flying lone king vs <=2 /16"}
 
 
+def _current_version(variant: Variant) -> int:
+    return int(layout_core(variant).info()["version"])
+
+
+def _added_after(version: int, current: int) -> range:
+    return range(version + 1, current + 1)
+
+
+def _is_added(group: str, version: int, current: int) -> bool:
+    return any(group == name or (name.endswith(":") and group.startswith(name))
+               for v in _added_after(version, current) for name in _ADDED_GROUPS[v])
+
+
 def _legacy_info(variant: Variant, version: int) -> dict:
-    """The core's info() as the layout of ``version`` gave it (layout 1 only, for now)."""
-    if version != 1:
-        raise ValueError(f"no description of layout version {version}")
+    """The core's info() as the layout of ``version`` gave it (every earlier layout)."""
     info = dict(layout_core(variant).info())
-    added = _ADDED_FEATURES[2]
+    current = info["version"]
+    if not 1 <= version < current:
+        raise ValueError(f"no description of layout version {version}")
+    added: dict[str, tuple[str, ...]] = {}
+    for v in _added_after(version, current):
+        for group, names in _ADDED_FEATURES[v].items():
+            added[group] = added.get(group, ()) + names
     names = {g: tuple(n for n in names if n not in added.get(g, ()))
              for g, names in info["feature_names"].items()}
     groups = [(g, len(names[g]) if g in names else n) for g, n in info["groups"]
-              if g not in _ADDED_GROUPS[2]]
-    info.update(version=1, feature_names=names, groups=groups)
+              if not _is_added(g, version, current)]
+    info.update(version=version, feature_names=names, groups=groups)
     return info
 
 
 def _legacy_description(variant: Variant, version: int) -> dict:
     out = describe(_legacy_info(variant, version))
-    for key in ("edge_windows", "rotated_edge_windows", "king_denied"):
-        out.pop(key)
-    out["draws"] = _OLD_DRAWS[version]
+    for v in _added_after(version, _current_version(variant)):
+        for key in _ADDED_KEYS[v]:
+            out.pop(key)
+    if version in _OLD_DRAWS:
+        out["draws"] = _OLD_DRAWS[version]
     return out
 
 
 def _legacy_layouts(variant: Variant) -> dict[str, int]:
     """Fingerprint -> layout version of every earlier layout of the rule set."""
-    return {fingerprint(_legacy_description(variant, v)): v for v in (1,)}
+    return {fingerprint(_legacy_description(variant, v)): v
+            for v in range(1, _current_version(variant))}
 
 
 def legacy_version(variant: "str | Variant", path: "str | os.PathLike[str]") -> int | None:

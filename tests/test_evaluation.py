@@ -84,6 +84,13 @@ def random_weights(name: str, seed: int = 1) -> np.ndarray:
     return w
 
 
+def scorer(name: str, w: np.ndarray):
+    """static_eval with these weights, the core built once (a layout has millions of
+    parameters: static_eval converts them on every call)."""
+    core = eval_core(name, w)
+    return lambda p: core.evaluate(p.white, p.black, p.kings, p.white_to_move)
+
+
 # --- a plain-Python model of the layout -------------------------------------------------
 
 def windows(size: int) -> list[tuple[list[int], list[int]]]:
@@ -122,6 +129,19 @@ def edge_windows(size: int) -> list[tuple[list[int], list[int]]]:
     return tables
 
 
+def wide_windows(size: int) -> list[tuple[list[int], list[int]]]:
+    """Per wide table: the window of 4 files x 6 rows at columns 2k..2k+3 of White's six rows
+    (the bottom six), read row by row from the top, left to right, and the window turned 180
+    degrees (digit i reads the square opposite the window's digit i)."""
+    n = size * size // 2
+    tables = []
+    for k in range(size // 2 - 1):
+        window = [s for row in range(size - 6, size) for col in range(2 * k, 2 * k + 4)
+                  if (s := square_at(size, row, col)) is not None]
+        tables.append((window, [n - 1 - s for s in window]))
+    return tables
+
+
 def trit(p: Position, s: int) -> int:
     """2 a White man, 0 a Black man, 1 empty or a king."""
     if p.kings >> s & 1:
@@ -154,7 +174,8 @@ def model(name: str, p: Position) -> tuple[list[tuple[int, int]], int, int]:
     def sign(colour: bool) -> int:
         return 1 if colour else -1
 
-    for group, tables in (("pattern", windows(size)), ("edge", edge_windows(size))):
+    for group, tables in (("pattern", windows(size)), ("edge", edge_windows(size)),
+                          ("wide", wide_windows(size))):
         for t, (window, _turned) in enumerate(tables):
             u = sum(trit(p, s) * 3 ** i for i, s in enumerate(window))
             # the turned window: digit i reads the square opposite window[i], colours swapped
@@ -295,8 +316,10 @@ def model_score(name: str, p: Position, w: np.ndarray) -> int:
     """The exact score of the model, side to move's view, rounded half away from zero."""
     entries, phase, divisor = model(name, p)
     total = layout(name).phase_total
-    units = np.rint(w * 16).astype(np.int64)
-    x = sum(c * (int(units[2 * f]) * phase + int(units[2 * f + 1]) * (total - phase))
+    def units(i: int) -> int:
+        return int(np.rint(w[i] * 16))
+
+    x = sum(c * (units(2 * f) * phase + units(2 * f + 1) * (total - phase))
             for f, c in entries)
     den = total * 16 * divisor
     score = (abs(x) * 2 + den) // (2 * den) * (1 if x >= 0 else -1)
@@ -321,6 +344,13 @@ def test_windows_are_those_of_the_model(name):
     files = {row_col(size, s)[1] for window, turned in edge_windows(size) for s in window + turned}
     assert files == {0, 1, 2, size - 3, size - 2, size - 1}
     assert all(len(w) == 9 and len(t) == 9 for w, t in edge_windows(size))
+    assert [list(w) for w in lay.wide_windows] == [w for w, _ in wide_windows(size)]
+    assert [list(w) for w in lay.rotated_wide_windows] == [t for _, t in wide_windows(size)]
+    assert all(len(w) == 12 and len(t) == 12 for w, t in wide_windows(size))
+    assert len(wide_windows(size)) == (4 if size == 10 else 3)
+    # the windows and their turned reads cover the whole board
+    covered = {s for window, turned in wide_windows(size) for s in window + turned}
+    assert covered == set(range(n))
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -334,8 +364,10 @@ def test_core_score_is_the_models(name):
     denied = layout(name).group_slice("king_mobility").start // 2 + 1
     assert any(f == denied for p in positions for f, _c in model(name, p)[0]) \
         == get_variant(name).men_capture_kings
+    score = scorer(name, w)
+    assert static_eval(name, positions[0], w) == score(positions[0])  # the public entry
     for p in positions:
-        assert static_eval(name, p, w) == model_score(name, p, w), p
+        assert score(p) == model_score(name, p, w), p
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -348,7 +380,8 @@ def test_feature_rows_are_the_core_score(name):
     assert indptr.dtype == np.int64 and indices.dtype == np.int32
     assert len(indptr) == len(positions) + 1
     dots = np.add.reduceat(w[indices] * values, indptr[:-1])
-    scores = np.array([static_eval(name, p, w) for p in positions])
+    score = scorer(name, w)
+    scores = np.array([score(p) for p in positions])
     assert np.all(np.abs(dots - scores) <= 1), np.abs(dots - scores).max()
     assert np.array_equal(static_evals(
         name, [p.white for p in positions], [p.black for p in positions],
@@ -394,10 +427,11 @@ def test_mirrored_position_scores_the_same_for_the_side_to_move(name):
     w = random_weights(name, seed=3)
     size = get_variant(name).size
     checked = 0
+    score = scorer(name, w)
     for p in game_positions(name):
         m = mirror(size, p)
-        assert static_eval(name, m, w) == static_eval(name, p, w), p
-        checked += static_eval(name, p, w) != 0
+        assert score(m) == score(p), p
+        checked += score(p) != 0
     assert checked > 10
 
 
@@ -405,11 +439,11 @@ def test_mirror_check_is_not_trivially_true():
     """Swapping the colours without turning the board is no symmetry of draughts: with the
     same weights those positions score differently, so the check above can tell."""
     name = "international"
-    w = random_weights(name, seed=3)
+    score = scorer(name, random_weights(name, seed=3))
     differ = 0
     for p in game_positions(name)[:40]:
         swapped = Position(p.black, p.white, p.kings, not p.white_to_move)
-        differ += static_eval(name, swapped, w) != static_eval(name, p, w)
+        differ += score(swapped) != score(p)
     assert differ > 20
 
 
@@ -418,9 +452,10 @@ def test_search_uses_the_same_score(name, tmp_path):
     w = random_weights(name, seed=5)
     write_weights(tmp_path / "w.dkw", name, w)
     engine = Engine(name, hash_mb=1, weights=tmp_path / "w.dkw")
+    score = scorer(name, w)
     for p in game_positions(name)[:10]:
         engine._searcher.set_position(p.white, p.black, p.kings, p.white_to_move)
-        expected = max(-20000, min(20000, static_eval(name, p, w)))
+        expected = max(-20000, min(20000, score(p)))
         assert engine._searcher.evaluate() == expected
 
 
@@ -593,49 +628,63 @@ def test_engine_evaluation_choice(good_file):
         Engine("italian", hash_mb=1, evaluation="neural")
 
 
-# --- files of layout 1 (before the edge tables and the denied king squares) -------------------
+# --- files of layouts 1 and 2 (before the edge tables and the denied king squares; before
+# the wide tables) -----------------------------------------------------------------------
 
-#: the layout fingerprints of the weights files shipped before layout 2 (commit a2e3999)
-LAYOUT_1 = {10: "7bb98012ee68d501", 8: "d58aba91b72ca21e"}
-
-
-def _layout_1_params(name: str) -> int:
-    """Layout 1 had neither edge table (2 x 3^9 features) nor the denied king squares."""
-    return layout(name).n_params - 2 * (2 * 3 ** 9 + 1)
+#: the layout fingerprints of the weights files shipped before layout 2 (commit a2e3999) and
+#: before layout 3 (the files of the data run of issue 32 and of the commits before it)
+LAYOUT_FINGERPRINTS = {1: {10: "7bb98012ee68d501", 8: "d58aba91b72ca21e"},
+                       2: {10: "e00b5e90e88d3a4c", 8: "61cd81d3c1810252"}}
 
 
-def _layout_1_file(path: Path, name: str, seed: int = 7) -> np.ndarray:
+def _wide_params(name: str) -> int:
+    return 2 * (get_variant(name).size // 2 - 1) * 3 ** 12
+
+
+def _old_params(name: str, version: int) -> int:
+    """Layout 2 had no wide tables; layout 1 had neither edge table (2 x 3^9 features) nor
+    the denied king squares."""
+    n = layout(name).n_params - _wide_params(name)
+    return n - 2 * (2 * 3 ** 9 + 1) if version == 1 else n
+
+
+def _old_file(path: Path, name: str, version: int, seed: int = 7) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    params = rng.integers(-3000, 3000, _layout_1_params(name)).astype("<i2")
-    header = WeightsHeader(name, LAYOUT_1[get_variant(name).size], len(params))
+    params = rng.integers(-3000, 3000, _old_params(name, version)).astype("<i2")
+    header = WeightsHeader(name, LAYOUT_FINGERPRINTS[version][get_variant(name).size],
+                           len(params))
     write_params(path, header, params.tobytes())
     return params
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("name", ["international", "russian"])
-def test_a_file_of_layout_1_is_refused_saying_how_to_upgrade_it(name, tmp_path):
+def test_a_file_of_an_old_layout_is_refused_saying_how_to_upgrade_it(name, version, tmp_path):
     path = tmp_path / "old.dkw"
-    _layout_1_file(path, name)
+    _old_file(path, name, version)
     for load in (lambda: read_weights(path, name), lambda: Engine(name, hash_mb=1, weights=path)):
         with pytest.raises(WeightsError) as info:
             load()
         message = str(info.value)
-        assert str(path) in message and "layout 1" in message
+        assert str(path) in message and f"layout {version}" in message
         assert f"damka tune --upgrade {path}" in message
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("name", ["international", "english"])
-def test_upgrade_keeps_every_parameter_of_layout_1_under_its_name(name, tmp_path):
-    old = _layout_1_file(tmp_path / "old.dkw", name)
-    assert upgrade_file(name, tmp_path / "old.dkw", tmp_path / "new.dkw") == 1
+def test_upgrade_keeps_every_parameter_of_an_old_layout_under_its_name(name, version, tmp_path):
+    old = _old_file(tmp_path / "old.dkw", name, version)
+    assert upgrade_file(name, tmp_path / "old.dkw", tmp_path / "new.dkw") == version
     new = np.rint(read_weights(tmp_path / "new.dkw", name) * 16).astype(np.int64)
     lay = layout(name)
+    added = ("wide:",) if version == 2 else ("edge:", "wide:")
     at = 0
     for group, offset, size in lay.groups:
-        if group.startswith("edge:"):
+        if group.startswith(added):
             assert not new[offset:offset + size].any()  # the new tables start at zero
             continue
-        kept = 2 if group == "king_mobility" else size  # "squares" was its only feature
+        # (layout 1's king mobility had "squares" as its only feature)
+        kept = 2 if group == "king_mobility" and version == 1 else size
         assert np.array_equal(new[offset:offset + kept], old[at:at + kept]), group
         assert not new[offset + kept:offset + size].any()
         at += kept
@@ -644,24 +693,30 @@ def test_upgrade_keeps_every_parameter_of_layout_1_under_its_name(name, tmp_path
         upgrade_file(name, tmp_path / "new.dkw", tmp_path / "again.dkw")
 
 
+@pytest.mark.parametrize("kind", ["edge", "wide"])
 @pytest.mark.parametrize("name", ["international", "czech"])
-def test_edge_tables_are_skipped_only_when_all_their_weights_are_zero(name):
+def test_optional_tables_are_skipped_only_when_all_their_weights_are_zero(name, kind):
     lay = layout(name)
-    edges = slice(lay.group_slice("edge:0").start, lay.group_slice("edge:1").stop)
-    assert edges.stop == lay.n_params  # the edge tables are the last groups
+    names = [g for g, _offset, _size in lay.groups if g.startswith(kind + ":")]
+    tables = slice(lay.group_slice(names[0]).start, lay.group_slice(names[-1]).stop)
+    reads = {"edge": lambda core: core.reads_edges, "wide": lambda core: core.reads_wide}[kind]
     w = random_weights(name, seed=11)
-    w[edges] = 0.0
-    assert not eval_core(name, w).reads_edges
+    w[tables] = 0.0
+    assert not reads(eval_core(name, w))
     positions = game_positions(name)[:60]
+    score = scorer(name, w)
     for p in positions:
-        assert static_eval(name, p, w) == model_score(name, p, w), p
-    # one non-zero entry: the middlegame weight of an edge feature of the first position
-    feature = next(f for f, _c in model(name, positions[0])[0] if 2 * f >= edges.start)
+        assert score(p) == model_score(name, p, w), p
+    # one non-zero entry: the middlegame weight of a feature of these tables the first
+    # position reads
+    feature = next(f for f, _c in model(name, positions[0])[0]
+                   if tables.start <= 2 * f < tables.stop)
     w[2 * feature] = 500.0
-    assert eval_core(name, w).reads_edges
+    assert reads(eval_core(name, w))
+    outside = (np.arange(lay.n_params) < tables.start) | (np.arange(lay.n_params) >= tables.stop)
     moved = 0
+    score = scorer(name, w)
     for p in positions:
-        assert static_eval(name, p, w) == model_score(name, p, w), p
-        moved += model_score(name, p, w) != model_score(name, p, np.where(
-            np.arange(lay.n_params) >= edges.start, 0.0, w))
+        assert score(p) == model_score(name, p, w), p
+        moved += model_score(name, p, w) != model_score(name, p, np.where(outside, w, 0.0))
     assert moved > 0

@@ -115,18 +115,27 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
         d[counts < min_count] = 0.0
     if frozen is not None:
         d[np.asarray(frozen, bool)] = 0.0
-    u0 = np.divide(w0, d, out=np.zeros(n_params), where=d > 0)
-    fixed = np.where(d > 0, 0.0, w0)  # the frozen weights, added back to d * u
+    # L-BFGS sees only the free weights: a layout's millions of parameters are mostly tables
+    # no position of the data reaches, and the optimiser's work grows with its dimension
+    free = np.flatnonzero(d > 0)
+    d_free = d[free]
+    u0 = w0[free] / d_free
+    fixed = np.where(d > 0, 0.0, w0)  # the frozen weights, to which d * u is added
+
+    def weights_of(u: np.ndarray) -> np.ndarray:
+        w = fixed.copy()
+        w[free] = d_free * u
+        return w
 
     last: list = [None, 0.0]  # the last weights the objective saw and their cross-entropy
 
     def objective(u: np.ndarray) -> tuple[float, np.ndarray]:
-        w = d * u + fixed
+        w = weights_of(u)
         z = x_train @ w / k
         last[:] = [w, cross_entropy(z, t_train)]
         loss = last[1] + penalty * float(w @ w)
         grad = x_train.T @ (expit(z) - t_train) / (n * k) + 2.0 * penalty * w
-        return loss, d * grad
+        return loss, d_free * grad[free]
 
     fit = Fit(w0.copy(), 0)
     validate = x_val.shape[0] > 0
@@ -134,7 +143,7 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
 
     def record(u: np.ndarray) -> None:
         nonlocal best
-        w = d * u + fixed
+        w = weights_of(u)
         iteration = len(fit.train_loss)
         seen = last[0] is not None and np.array_equal(last[0], w)
         train = last[1] if seen else cross_entropy(x_train @ w / k, t_train)
@@ -152,14 +161,15 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
 
     bounds = None
     if limit is not None:
-        span = np.divide(limit, d, out=np.zeros(n_params), where=d > 0)
+        span = limit / d_free
         u0 = np.clip(u0, -span, span)
         bounds = optimize.Bounds(-span, span)
     record(u0)
-    try:
-        optimize.minimize(objective, u0, jac=True, method="L-BFGS-B", callback=record,
-                          bounds=bounds, options={"maxiter": iterations, "maxcor": 20, "ftol": 1e-15,
-                                   "gtol": 1e-12})
-    except _Stop:
-        pass
+    if len(free):
+        try:
+            optimize.minimize(objective, u0, jac=True, method="L-BFGS-B", callback=record,
+                              bounds=bounds, options={"maxiter": iterations, "maxcor": 20,
+                                                      "ftol": 1e-15, "gtol": 1e-12})
+        except _Stop:
+            pass
     return fit

@@ -25,11 +25,11 @@ class GroupCount:
 
 def nonzero_by_group(layout: Any, weights: np.ndarray) -> list[GroupCount]:
     """One count per group of the layout (each table its own), then ``patterns`` (the 4x4
-    tables), ``edges`` (the edge tables) and ``all``."""
+    tables), ``edges`` (the edge tables), ``wides`` (the wide tables) and ``all``."""
     stored = np.rint(np.asarray(weights, np.float64) * layout.scale) != 0
     counts = [GroupCount(name, int(stored[offset:offset + size].sum()), size)
               for name, offset, size in layout.groups]
-    for total, prefix in (("patterns", "pattern:"), ("edges", "edge:")):
+    for total, prefix in (("patterns", "pattern:"), ("edges", "edge:"), ("wides", "wide:")):
         tables = [c for c in counts if c.name.startswith(prefix)]
         if tables:
             counts.append(GroupCount(total, sum(c.nonzero for c in tables),
@@ -41,5 +41,5 @@ def nonzero_by_group(layout: Any, weights: np.ndarray) -> list[GroupCount]:
 def format_report(counts: list[GroupCount]) -> str:
     """The counts as aligned lines: ``group  non-zero / size  share``."""
     width = max(len(c.name) for c in counts)
-    return "\n".join(f"  {c.name:<{width}}  {c.nonzero:>9,} / {c.size:<9,} {c.share:6.1%}"
+    return "\n".join(f"  {c.name:<{width}}  {c.nonzero:>9,} / {c.size:<10,} {c.share:6.1%}"
                      for c in counts)
