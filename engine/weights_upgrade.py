@@ -50,10 +50,10 @@ def _legacy_info(variant: Variant, version: int) -> dict:
         raise ValueError(f"no description of layout version {version}")
     added: dict[str, tuple[str, ...]] = {}
     for v in _added_after(version, current):
-        for group, names in _ADDED_FEATURES[v].items():
-            added[group] = added.get(group, ()) + names
-    names = {g: tuple(n for n in names if n not in added.get(g, ()))
-             for g, names in info["feature_names"].items()}
+        for group, new_names in _ADDED_FEATURES[v].items():
+            added[group] = added.get(group, ()) + new_names
+    names = {g: tuple(n for n in kept if n not in added.get(g, ()))
+             for g, kept in info["feature_names"].items()}
     groups = [(g, len(names[g]) if g in names else n) for g, n in info["groups"]
               if not _is_added(g, version, current)]
     info.update(version=version, feature_names=names, groups=groups)
