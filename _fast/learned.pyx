@@ -312,9 +312,13 @@ cdef inline uint64_t lanes(const EvalLayout* L, const uint64_t* lut, uint64_t of
     return (offset - lut[(minus >> sh) & L.pair_mask]) + lut[(plus >> sh) & L.pair_mask]
 
 
+cdef inline int lane_of(uint64_t packed, int k) noexcept nogil:
+    return <int>((packed >> (16 * k)) & 0xFFFF)
+
+
 cdef inline void read_window(FeatureSink* s, int base, uint64_t packed, int k,
                              int sign) noexcept nogil:
-    emit(s, base + <int>((packed >> (16 * k)) & 0xFFFF), sign)
+    emit(s, base + lane_of(packed, k), sign)
 
 
 cdef inline void patterns(const EvalLayout* L, uint64_t wm, uint64_t bm,
@@ -370,14 +374,10 @@ cdef inline void edges(const EvalLayout* L, uint64_t wm, uint64_t bm,
                          + 729 * lanes(L, fwd, o, wm, bm, t + 2))
     cdef uint64_t turned = (729 * lanes(L, rev, o, bm, wm, 0) + 27 * lanes(L, rev, o, bm, wm, 1)
                             + lanes(L, rev, o, bm, wm, 2))
-    emit(s, L.f_edge[0] + <int>(top & 0xFFFF), 1)
-    emit(s, L.f_edge[0] + <int>(turned & 0xFFFF), -1)
-    emit(s, L.f_edge[1] + <int>((top >> 16) & 0xFFFF), 1)
-    emit(s, L.f_edge[1] + <int>((turned >> 16) & 0xFFFF), -1)
-
-
-cdef inline int lane_of(uint64_t packed, int k) noexcept nogil:
-    return <int>((packed >> (16 * k)) & 0xFFFF)
+    emit(s, L.f_edge[0] + lane_of(top, 0), 1)
+    emit(s, L.f_edge[0] + lane_of(turned, 0), -1)
+    emit(s, L.f_edge[1] + lane_of(top, 1), 1)
+    emit(s, L.f_edge[1] + lane_of(turned, 1), -1)
 
 
 cdef inline void wide(const EvalLayout* L, uint64_t wm, uint64_t bm,
@@ -640,6 +640,12 @@ cdef inline int row_entries(int n, int phase, int total) noexcept nogil:
     return n * ((1 if phase > 0 else 0) + (1 if phase < total else 0))
 
 
+def window_squares(int half, int pair, int k, int n):
+    """The squares of a window of n digits from row pair ``pair`` at lane k, in digit order:
+    two squares a row (positions k and k+1 of rows 2 pair, 2 pair + 1, ...)."""
+    return tuple((2 * pair + i // 2) * half + k + i % 2 for i in range(n))
+
+
 cdef class EvalCore:
     """The feature layout of one rule set and, once set, its weights (int16, 1/16 hundredth).
 
@@ -674,21 +680,15 @@ cdef class EvalCore:
     def info(self):
         """The layout as plain data: groups of features, pattern windows, phase, scale."""
         cdef EvalLayout* L = &self.e.layout
-        cdef int t, i, row, pos, p, k
+        cdef int t
         groups = [(name, len(names)) for name, names in SCALAR_GROUPS]
         groups.append(("king_square", L.nsq))
         windows = []
         rotated = []
         for t in range(L.ntables):
             groups.append((f"pattern:{t}", TABLE_SIZE))
-            for p, k, out in ((L.fwd_pair[t], L.fwd_k[t], windows),
-                              (L.rot_pair[t], L.rot_k[t], rotated)):
-                squares = []
-                for i in range(8):
-                    row = 2 * p + i // 2
-                    pos = k + i % 2
-                    squares.append(row * L.half + pos)
-                out.append(tuple(squares))
+            windows.append(window_squares(L.half, L.fwd_pair[t], L.fwd_k[t], 8))
+            rotated.append(window_squares(L.half, L.rot_pair[t], L.rot_k[t], 8))
         edge_windows = []
         for t in range(EDGE_TABLES):
             groups.append((f"edge:{t}", EDGE_SIZE))
@@ -698,8 +698,7 @@ cdef class EvalCore:
         wide_windows = []
         for t in range(L.nwide):
             groups.append((f"wide:{t}", WIDE_SIZE))
-            wide_windows.append(tuple((2 * (L.npairs - 3) + i // 2) * L.half + t + i % 2
-                                      for i in range(12)))
+            wide_windows.append(window_squares(L.half, L.npairs - 3, t, 12))
         assert sum(n for _name, n in groups) == L.n_features
         return {
             "version": LAYOUT_VERSION,

@@ -19,9 +19,9 @@ from .weights_file import WeightsError, WeightsHeader, peek_header, read_params,
 
 __all__ = ["legacy_version", "legacy_hint", "upgrade_params", "upgrade_file"]
 
-#: what each layout added: whole groups (a name, or a prefix ending in ":" for a kind of
-#: table), features appended to a group, and the keys of the layout's description
-_ADDED_GROUPS = {2: ("edge:0", "edge:1"), 3: ("wide:",)}
+#: what each layout added: kinds of table (the prefix of their groups' names), features
+#: appended to a group, and the keys of the layout's description
+_ADDED_GROUPS = {2: ("edge:",), 3: ("wide:",)}
 _ADDED_FEATURES = {2: {"king_mobility": ("denied_squares",)}, 3: {}}
 _ADDED_KEYS = {2: ("edge_windows", "rotated_edge_windows", "king_denied"),
                3: ("wide_windows", "rotated_wide_windows")}
@@ -38,8 +38,8 @@ def _added_after(version: int, current: int) -> range:
 
 
 def _is_added(group: str, version: int, current: int) -> bool:
-    return any(group == name or (name.endswith(":") and group.startswith(name))
-               for v in _added_after(version, current) for name in _ADDED_GROUPS[v])
+    return any(group.startswith(kind)
+               for v in _added_after(version, current) for kind in _ADDED_GROUPS[v])
 
 
 def _legacy_info(variant: Variant, version: int) -> dict:
