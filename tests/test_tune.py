@@ -345,6 +345,9 @@ def test_tune_help_names_the_options():
     (["data", "--out", "w.dkw", "--validation", "x"], "validation must be a number"),
     (["data", "--out", "w.dkw", "--l2", "1,,3"], "an empty value in '1,,3'"),
     (["data", "--out", "w.dkw", "--min-count", "10,-1"], "min-count must be at least 0"),
+    (["data", "--out", "w.dkw", "--min-count-of", "wide"], "min-count-of takes NAME=N"),
+    (["data", "--out", "w.dkw", "--min-count-of", "wide=x"],
+     "the min-count of wide must be a whole number"),
     (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),
     (["data", "--upgrade", "old.dkw", "--out", "w.dkw"], "give no DATA_DIR"),
     (["--upgrade", "no/such.dkw", "--out", "w.dkw"], "no/such.dkw: no such file"),
@@ -387,6 +390,32 @@ def test_tune_without_holds_the_named_features_at_zero(planted, tmp_path, capsys
     assert main(["tune", str(data), "--out", str(with_edges), "--epochs", "3", "--min-count",
                  "1", "--quiet"]) == 0
     assert read_weights(with_edges, "russian")[lay.group_slice("edge:0")].any()
+
+
+def test_tune_min_count_of_gives_the_named_features_their_own_minimum(planted, tmp_path):
+    data = planted[0]
+    lay = layout("russian")
+    out = tmp_path / "edges-rare.dkw"
+    # every edge entry occurs in fewer positions than the data holds: none is fitted, while
+    # the patterns and the edges of a fit without the option are
+    assert main(["tune", str(data), "--out", str(out), "--epochs", "3", "--min-count", "1",
+                 "--min-count-of", "edge=1000000", "--quiet"]) == 0
+    fitted = read_weights(out, "russian")
+    assert not fitted[lay.group_slice("edge:0")].any()
+    assert not fitted[lay.group_slice("edge:1")].any()
+    assert fitted[lay.group_slice("pattern:0")].any()
+    same = tmp_path / "edges-common.dkw"
+    assert main(["tune", str(data), "--out", str(same), "--epochs", "3", "--min-count",
+                 "1000000", "--min-count-of", "edge=1", "--quiet"]) == 0
+    fitted = read_weights(same, "russian")
+    assert fitted[lay.group_slice("edge:0")].any()
+    assert not fitted[lay.group_slice("pattern:0")].any()
+
+
+def test_tune_min_count_of_names_what_the_layout_lacks(planted, tmp_path, capsys):
+    assert main(["tune", str(planted[0]), "--out", str(tmp_path / "w.dkw"), "--min-count-of",
+                 "nothing=5", "--quiet"]) == 2
+    assert "--min-count-of nothing: the layout has no group 'nothing'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name, words", [

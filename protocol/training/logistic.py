@@ -85,12 +85,12 @@ Design = Union[sparse.csr_matrix, DesignStore]
 def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
                 t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
                 patience: int = DEFAULT_PATIENCE, init: np.ndarray | None = None,
-                report: Report | None = None, min_count: int = 0,
+                report: Report | None = None, min_count: int | np.ndarray = 0,
                 limit: float | None = None, frozen: np.ndarray | None = None) -> Fit:
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
 
-    Weights whose feature is nonzero in fewer than ``min_count`` training positions keep their
-    initial value (too rare to learn from); ``limit`` bounds every fitted weight's magnitude
+    Weights whose feature is nonzero in fewer than ``min_count`` training positions (one count
+    for all, or one for each weight) keep their initial value (too rare to learn from); ``limit`` bounds every fitted weight's magnitude
     (what the weights file can hold); weights where the boolean mask ``frozen`` is set keep
     their initial value too (a fit without some features). Without validation rows the last
     iteration's weights are kept.
@@ -111,8 +111,7 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
     counts, squares = column_stats(x_train)
     curvature = 0.25 * squares / n / (k * k) + 2.0 * penalty
     d = 1.0 / np.sqrt(np.where(curvature > 0, curvature, 1.0))
-    if min_count > 0:  # frozen weights: no step, no gradient
-        d[counts < min_count] = 0.0
+    d[counts < min_count] = 0.0  # frozen weights: no step, no gradient
     if frozen is not None:
         d[np.asarray(frozen, bool)] = 0.0
     # L-BFGS sees only the free weights: a layout's millions of parameters are mostly tables

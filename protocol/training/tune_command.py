@@ -50,6 +50,11 @@ def add_parser(subparsers) -> None:
                    help=f"weights whose feature appears in fewer than N training positions keep "
                         f"their initial value (default {DEFAULT_MIN_COUNT}); several values: "
                         f"chosen with --l2 by the validation loss")
+    p.add_argument("--min-count-of", type=arg.listed(_named_count), default=(),
+                   metavar="NAME=N[,NAME=N...]",
+                   help="a minimum count of their own for some features, named as in "
+                        "--without (wide=500: a wide table's entry is fitted only where 500 "
+                        "training positions reach it); the rest keep --min-count")
     p.add_argument("--k", type=arg.bounded(float, "k", 1e-3), default=None, metavar="K",
                    help="the scale of sigmoid(eval / K) (default: fitted to the data's scores)")
     p.add_argument("--validation", type=arg.bounded(float, "validation", 0.0, 0.9),
@@ -77,6 +82,14 @@ def add_parser(subparsers) -> None:
                         "layout, as --out in the current one (its parameters kept, the new "
                         "ones at zero)")
     p.set_defaults(run=run)
+
+
+def _named_count(text: str) -> tuple[str, int]:
+    """``NAME=N`` of --min-count-of."""
+    name, equals, count = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"min-count-of takes NAME=N (wide=500), not {text!r}")
+    return name.strip(), arg.bounded(int, f"the min-count of {name.strip()}", 0)(count.strip())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -46,7 +46,7 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
     init = _weights(ev, args.init, variant) if args.init else None
     if init is not None and len(init) != n_params:
         raise DataError(f"{args.init}: {len(init)} weights, the layout has {n_params}")
-    frozen = without_mask(ev.layout(variant), args.without) if args.without else None
+    frozen = feature_mask(ev.layout(variant), args.without) if args.without else None
     if frozen is not None:
         init = np.where(frozen, 0.0, np.zeros(n_params) if init is None else init)
         print(f"tune: without {', '.join(args.without)}: {int(frozen.sum())} parameters held "
@@ -78,7 +78,8 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
                             "validation positions (--validation above 0)")
         fits = []
         for l2, count in grid:
-            fit = _fit(args, x_train, t_train, x_val, t_val, k, l2, count, init, frozen,
+            counts = min_counts(ev.layout(variant), count, args.min_count_of)
+            fit = _fit(args, x_train, t_train, x_val, t_val, k, l2, counts, init, frozen,
                        f"L-BFGS l2={l2:g} min-count={count}" if len(grid) > 1 else "L-BFGS")
             fits.append((fit.validation_loss[fit.best_iteration], l2, count, fit))
             if len(grid) > 1:
@@ -102,7 +103,8 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
 
 
 def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
-         x_val: DesignStore, t_val: np.ndarray, k: float, l2: float, min_count: int,
+         x_val: DesignStore, t_val: np.ndarray, k: float, l2: float,
+         min_count: int | np.ndarray,
          init: np.ndarray | None, frozen: np.ndarray | None, label: str) -> Fit:
     with terminal_bar(args.epochs, label, unit="it", quiet=args.quiet) as bar:
         def report(iteration: int, train_loss: float, val_loss: float) -> None:
@@ -115,17 +117,30 @@ def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
                            args.patience, init, report, min_count, WEIGHT_LIMIT, frozen)
 
 
-def without_mask(layout, names: "tuple[str, ...] | list[str]") -> np.ndarray:
+def min_counts(layout, base: int, named: "tuple[tuple[str, int], ...]") -> int | np.ndarray:
+    """Each parameter's minimum count: ``base`` (--min-count), or for the features ``named``
+    (--min-count-of, the later name winning where two overlap) their own."""
+    if not named:
+        return base
+    counts = np.full(layout.n_params, base, np.int64)
+    for name, count in named:
+        counts[feature_mask(layout, (name,), "--min-count-of")] = count
+    return counts
+
+
+def feature_mask(layout, names: "tuple[str, ...] | list[str]",
+                 option: str = "--without") -> np.ndarray:
     """The parameters of the named features: a group (``edge:0``), every table of a kind
     (``edge``, ``pattern``: the groups ``edge:*``) or one feature of a group
-    (``king_mobility.denied_squares``); DataError naming what the layout lacks."""
+    (``king_mobility.denied_squares``); DataError naming what the layout lacks (and the
+    ``option`` that named it)."""
     mask = np.zeros(layout.n_params, bool)
     for name in names:
         group, _, feature = name.partition(".")
         chosen = [(g, offset, size) for g, offset, size in layout.groups
                   if g == group or g.startswith(group + ":")]
         if not chosen:
-            raise DataError(f"--without {name}: the layout has no group {group!r} (groups: "
+            raise DataError(f"{option} {name}: the layout has no group {group!r} (groups: "
                             f"{', '.join(sorted({g.split(':')[0] for g, _o, _s in layout.groups}))})")
         for g, offset, size in chosen:
             if not feature:
@@ -133,7 +148,7 @@ def without_mask(layout, names: "tuple[str, ...] | list[str]") -> np.ndarray:
                 continue
             names_of = layout.feature_names.get(g, ())
             if feature not in names_of:
-                raise DataError(f"--without {name}: {g} has no feature {feature!r} "
+                raise DataError(f"{option} {name}: {g} has no feature {feature!r} "
                                 f"({', '.join(names_of) or 'its features have no names'})")
             at = offset + 2 * names_of.index(feature)
             mask[at:at + 2] = True
