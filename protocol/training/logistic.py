@@ -90,8 +90,8 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
 
     Weights whose feature is nonzero in fewer than ``min_count`` training positions (one count
-    for all, or one for each weight) keep their initial value (too rare to learn from); ``limit`` bounds every fitted weight's magnitude
-    (what the weights file can hold); weights where the boolean mask ``frozen`` is set keep
+    for all, or one for each weight) keep their initial value (too rare to learn from);
+    ``limit`` bounds every fitted weight's magnitude (what the weights file can hold); weights where the boolean mask ``frozen`` is set keep
     their initial value too (a fit without some features). Without validation rows the last
     iteration's weights are kept.
     """
