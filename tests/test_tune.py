@@ -73,6 +73,29 @@ def test_fit_keeps_weights_in_range_and_rare_ones_at_their_start():
     assert fit.weights[60] == 7.0  # seen once: kept
 
 
+@pytest.mark.parametrize("prior", ["zero", "start"])
+def test_the_prior_settles_what_the_data_cannot_tell_apart(prior):
+    """Two features that always occur together (a man's value and the pattern entries that
+    hold him): the data fixes only their sum; the prior decides the split, toward zero (an
+    even split) or toward the start (its difference kept)."""
+    rng = np.random.default_rng(9)
+    x = planted_design(rng, 20_000, 20, 6).toarray()
+    x[:, 1] = x[:, 0]
+    planted = np.append([80.0, 0.0], rng.normal(0.0, 40.0, 18))
+    won = (rng.random(20_000) < expit(x @ planted / 100.0)).astype(np.float64)
+    start = np.zeros(20)
+    start[:2] = 100.0, -50.0
+    x = sparse.csr_matrix(x)
+    fit = fit_weights(x, won, x[:0], won[:0], 100.0, l2=300.0, iterations=500, init=start,
+                      prior=start if prior == "start" else None)
+    w = fit.weights
+    assert w[0] + w[1] == pytest.approx(80.0, abs=20.0)  # the data's (the prior shrinks it)
+    if prior == "start":
+        assert w[0] - w[1] == pytest.approx(150.0, abs=3.0)
+    else:
+        assert w[0] - w[1] == pytest.approx(0.0, abs=3.0)
+
+
 def test_fit_k_finds_the_scale_of_the_scores():
     rng = np.random.default_rng(7)
     score = rng.normal(0.0, 250.0, 40_000)
@@ -346,6 +369,7 @@ def test_tune_help_names_the_options():
     (["data", "--out", "w.dkw", "--l2", "1,,3"], "an empty value in '1,,3'"),
     (["data", "--out", "w.dkw", "--min-count", "10,-1"], "min-count must be at least 0"),
     (["data", "--out", "w.dkw", "--min-count-of", "wide"], "min-count-of takes NAME=N"),
+    (["data", "--out", "w.dkw", "--prior", "init"], "--prior init pulls the weights toward"),
     (["data", "--out", "w.dkw", "--min-count-of", "wide=x"],
      "the min-count of wide must be a whole number"),
     (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),

@@ -86,14 +86,17 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
                 t_val: np.ndarray, k: float, l2: float = 0.0, iterations: int = 200,
                 patience: int = DEFAULT_PATIENCE, init: np.ndarray | None = None,
                 report: Report | None = None, min_count: int | np.ndarray = 0,
-                limit: float | None = None, frozen: np.ndarray | None = None) -> Fit:
+                limit: float | None = None, frozen: np.ndarray | None = None,
+                prior: np.ndarray | None = None) -> Fit:
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
 
     Weights whose feature is nonzero in fewer than ``min_count`` training positions (one count
     for all, or one for each weight) keep their initial value (too rare to learn from);
     ``limit`` bounds every fitted weight's magnitude (what the weights file can hold); weights where the boolean mask ``frozen`` is set keep
-    their initial value too (a fit without some features). Without validation rows the last
-    iteration's weights are kept.
+    their initial value too (a fit without some features). The L2 prior pulls toward zero, or
+    toward the weights ``prior`` (a fit that should move its start only as far as the data
+    asks, in every direction the data cannot tell apart too). Without validation rows the
+    last iteration's weights are kept.
     """
     n, n_params = x_train.shape
     if n == 0:
@@ -128,12 +131,15 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
 
     last: list = [None, 0.0]  # the last weights the objective saw and their cross-entropy
 
+    centre = None if prior is None else np.asarray(prior, np.float64)
+
     def objective(u: np.ndarray) -> tuple[float, np.ndarray]:
         w = weights_of(u)
         z = x_train @ w / k
         last[:] = [w, cross_entropy(z, t_train)]
-        loss = last[1] + penalty * float(w @ w)
-        grad = x_train.T @ (expit(z) - t_train) / (n * k) + 2.0 * penalty * w
+        off = w if centre is None else w - centre
+        loss = last[1] + penalty * float(off @ off)
+        grad = x_train.T @ (expit(z) - t_train) / (n * k) + 2.0 * penalty * off
         return loss, d_free * grad[free]
 
     fit = Fit(w0.copy(), 0)

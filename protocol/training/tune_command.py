@@ -38,6 +38,10 @@ def add_parser(subparsers) -> None:
                         f"per squared man (default {DEFAULT_L2:g}; rare pattern entries stay "
                         f"near zero); several values: each is fitted and the one with the "
                         f"lowest validation loss is kept")
+    p.add_argument("--prior", choices=("zero", "init"), default="zero",
+                   help="what the L2 prior pulls the weights toward: zero, or the --init "
+                        "weights (the fit then moves its start only as far as the data asks; "
+                        "default zero)")
     p.add_argument("--epochs", type=arg.bounded(int, "epochs", 1, 100000),
                    default=DEFAULT_EPOCHS, metavar="N",
                    help=f"at most N L-BFGS iterations (default {DEFAULT_EPOCHS})")
@@ -101,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         return _upgrade(args.upgrade, args.out, variant)
     if not args.data:
         raise ValueError("give the self-play data to fit (DATA_DIR ...), or --upgrade FILE")
+    if args.prior == "init" and args.init is None:
+        raise ValueError("--prior init pulls the weights toward the --init file: give one")
     need_train_extra("tune")
     from .tune_main import main
 

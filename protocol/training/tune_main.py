@@ -114,7 +114,8 @@ def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
                 bar.update(1)
 
         return fit_weights(x_train, t_train, x_val, t_val, k, l2, args.epochs,
-                           args.patience, init, report, min_count, WEIGHT_LIMIT, frozen)
+                           args.patience, init, report, min_count, WEIGHT_LIMIT, frozen,
+                           init if args.prior == "init" else None)
 
 
 def min_counts(layout, base: int, named: "tuple[tuple[str, int], ...]") -> int | np.ndarray:
