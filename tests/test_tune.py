@@ -370,6 +370,7 @@ def test_tune_help_names_the_options():
     (["data", "--out", "w.dkw", "--min-count", "10,-1"], "min-count must be at least 0"),
     (["data", "--out", "w.dkw", "--min-count-of", "wide"], "min-count-of takes NAME=N"),
     (["data", "--out", "w.dkw", "--prior", "init"], "--prior init pulls the weights toward"),
+    (["data", "--out", "w.dkw", "--hold", "material"], "--hold keeps features at their --init"),
     (["data", "--out", "w.dkw", "--min-count-of", "wide=x"],
      "the min-count of wide must be a whole number"),
     (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),
@@ -434,6 +435,27 @@ def test_tune_min_count_of_gives_the_named_features_their_own_minimum(planted, t
     fitted = read_weights(same, "russian")
     assert fitted[lay.group_slice("edge:0")].any()
     assert not fitted[lay.group_slice("pattern:0")].any()
+
+
+def test_tune_hold_keeps_the_named_features_at_their_start(planted, tmp_path, capsys):
+    data = planted[0]
+    lay = layout("russian")
+    start = np.zeros(lay.n_params)
+    start[0:8] = [150.0, 120.0, 300.0, 400.0, 250.0, 350.0, 200.0, 300.0]  # material
+    init = tmp_path / "start.dkw"
+    write_weights(init, "russian", start)
+    out = tmp_path / "held.dkw"
+    assert main(["tune", str(data), "--out", str(out), "--init", str(init), "--epochs", "3",
+                 "--min-count", "1", "--hold", "material", "--quiet"]) == 0
+    assert "holding material: 8 parameters kept" in capsys.readouterr().out
+    fitted = read_weights(out, "russian")
+    assert np.array_equal(fitted[0:8], read_weights(init, "russian")[0:8])
+    assert not np.array_equal(fitted[lay.group_slice("pattern:0")],
+                              start[lay.group_slice("pattern:0")])
+    free = tmp_path / "free.dkw"
+    assert main(["tune", str(data), "--out", str(free), "--init", str(init), "--epochs", "3",
+                 "--min-count", "1", "--quiet"]) == 0
+    assert not np.array_equal(read_weights(free, "russian")[0:8], fitted[0:8])
 
 
 def test_tune_min_count_of_names_what_the_layout_lacks(planted, tmp_path, capsys):

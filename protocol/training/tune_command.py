@@ -74,6 +74,9 @@ def add_parser(subparsers) -> None:
                         "king_mobility), all tables of a kind (edge, pattern) or one feature "
                         "(king_mobility.denied_squares); for matches that ask what a feature "
                         "is worth")
+    p.add_argument("--hold", type=arg.listed(str), default=(), metavar="NAME[,NAME...]",
+                   help="keep these features at their --init values, named as in --without "
+                        "(material,trade: the fit then moves only the rest)")
     p.add_argument("--design-dir", metavar="DIR",
                    help="keep the positions' features here, on disk, and reuse them when the "
                         "same data is fitted again (default: a temporary directory beside "
@@ -105,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         return _upgrade(args.upgrade, args.out, variant)
     if not args.data:
         raise ValueError("give the self-play data to fit (DATA_DIR ...), or --upgrade FILE")
+    if args.hold and args.init is None:
+        raise ValueError("--hold keeps features at their --init values: give an --init file")
     if args.prior == "init" and args.init is None:
         raise ValueError("--prior init pulls the weights toward the --init file: give one")
     need_train_extra("tune")

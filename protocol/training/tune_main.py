@@ -51,6 +51,11 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
         init = np.where(frozen, 0.0, np.zeros(n_params) if init is None else init)
         print(f"tune: without {', '.join(args.without)}: {int(frozen.sum())} parameters held "
               f"at zero", flush=True)
+    if args.hold:
+        kept = feature_mask(ev.layout(variant), args.hold, "--hold")
+        frozen = kept if frozen is None else frozen | kept
+        print(f"tune: holding {', '.join(args.hold)}: {int(kept.sum())} parameters kept at "
+              f"their --init values", flush=True)
 
     val = split_by_game(positions.game, args.validation, args.seed)
     train, held = positions.take(~val), positions.take(val)
