@@ -5,41 +5,51 @@
 # holds none of it).
 #
 #     bash bench/data_run.sh                  # international: set up what is missing, play on
+#     bash bench/data_run.sh international g2 # international's second generation
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     GAMES=125000 WORKERS=2 bash bench/data_run.sh international
 #
-# The self-play engine is pinned to a venv of 6be6e44 (the search with Scan 2.0's pruning
-# margin and Scan 3.1's reductions; the international run began again from game 0 on a new
-# machine on December 5, the earlier data having been lost with the last one, before any
-# game of the 2853df1 pin had been played there) and the weights to ef7e000's file of the rule set,
-# upgraded to evaluation layout 2, so that every resumed part of a run plays the same search
-# with the same evaluation; the run's settings are checked by `damka selfplay` itself, which
-# refuses a directory written with others. Stop it with Ctrl-C or a kill: finished games
-# are kept.
+# Each run pins the self-play engine to a venv of one commit and the weights to one commit's
+# file of the rule set, so that every resumed part of a run plays the same search with the
+# same evaluation; the run's settings are checked by `damka selfplay` itself, which refuses a
+# directory written with others. Stop it with Ctrl-C or a kill: finished games are kept
+# (games 0 .. N-1 of the seed, so the first N games of a run are the same on any machine).
+#
+# Generation 1 (g1): the engine of 6be6e44 (the search with Scan 2.0's pruning margin and
+# Scan 3.1's reductions; the international run began again from game 0 on a new machine on
+# December 5, the earlier data having been lost with the last one, before any game of the
+# 2853df1 pin had been played there) with ef7e000's weights, upgraded to evaluation layout 2,
+# which that engine reads. Generation 2 (g2): the engine of 16d64f2 with that commit's
+# shipped weights, fitted to the first games of generation 1 (docs/training.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VARIANT=${1:-international}
+GEN=${2:-g1}
 DATA=${DAMKA_DATA:-$HOME/damka-data}
 WORKERS=${WORKERS:-2}
+# per run: the seed, the games to play (about 10 M quiet positions for international, the
+# generations together), the pinned engine and weights, and the sha256 of the weights file
 ENGINE_COMMIT=6be6e44
 WEIGHTS_COMMIT=ef7e000
-# per rule set: the seed, the games to play (about 10 M quiet positions for international),
-# and the sha256 of ef7e000's weights file
-case "$VARIANT" in
-    international) SEED=11; TARGET=125000
+UPGRADE=layout2   # the pinned engine of generation 1 reads layout 2
+case "$VARIANT-$GEN" in
+    international-g1) SEED=11; TARGET=125000
         WEIGHTS_SHA=d397047ddf7daf975cbbcbd6b140e29eee71756f45c6fe907e4466f70c4c85b3 ;;
-    english) SEED=21; TARGET=40000
+    international-g2) SEED=12; TARGET=70000
+        ENGINE_COMMIT=16d64f2; WEIGHTS_COMMIT=16d64f2; UPGRADE=
+        WEIGHTS_SHA=0c7ca786f5f38e5b79282af715ae386917158f7e311af8dc696b0e22a2075969 ;;
+    english-g1) SEED=21; TARGET=40000
         WEIGHTS_SHA=6adeeebfac088575adb9d920ffb18e0d1c8188890150826ac1ccf29a9fedf7f0 ;;
-    russian) SEED=31; TARGET=40000
+    russian-g1) SEED=31; TARGET=40000
         WEIGHTS_SHA=f5bd385bce98d5bdc41e4fc43c6fcd0ff2baf8bd3945dd8ec40c58d1a99c561f ;;
-    *) echo "data_run.sh: no run planned for '$VARIANT' (international, english, russian)" >&2
+    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1 or g2," \
+            "english g1, russian g1)" >&2
        exit 2 ;;
 esac
 GAMES=${GAMES:-$TARGET}
 VENV=$DATA/selfplay-venv-$ENGINE_COMMIT
 WEIGHTS=$DATA/$VARIANT-$WEIGHTS_COMMIT.dkw
-WEIGHTS2=$DATA/$VARIANT-$WEIGHTS_COMMIT-layout2.dkw
 
 mkdir -p "$DATA"
 
@@ -59,12 +69,16 @@ if [ ! -f "$WEIGHTS" ]; then
     mv "$WEIGHTS.part" "$WEIGHTS"
 fi
 echo "$WEIGHTS_SHA  $WEIGHTS" | sha256sum --check --quiet
-# (ef7e000's files are of evaluation layout 1; the pinned engine reads layout 2, into which
-# the upgrade carries every parameter, the new tables at zero)
-if [ ! -f "$WEIGHTS2" ]; then
-    echo "== $WEIGHTS_COMMIT's $VARIANT weights in layout 2"
-    "$VENV/bin/damka" tune --upgrade "$WEIGHTS" --out "$WEIGHTS2.part.dkw"
-    mv "$WEIGHTS2.part.dkw" "$WEIGHTS2"
+# (ef7e000's files are of evaluation layout 1; generation 1's engine reads layout 2, into
+# which the upgrade carries every parameter, the new tables at zero)
+PLAY_WEIGHTS=$WEIGHTS
+if [ -n "$UPGRADE" ]; then
+    PLAY_WEIGHTS=$DATA/$VARIANT-$WEIGHTS_COMMIT-$UPGRADE.dkw
+    if [ ! -f "$PLAY_WEIGHTS" ]; then
+        echo "== $WEIGHTS_COMMIT's $VARIANT weights in $UPGRADE"
+        "$VENV/bin/damka" tune --upgrade "$WEIGHTS" --out "$PLAY_WEIGHTS.part.dkw"
+        mv "$PLAY_WEIGHTS.part.dkw" "$PLAY_WEIGHTS"
+    fi
 fi
 
 # (slices already built are checked and reused: an interrupted build goes on)
@@ -74,5 +88,5 @@ echo "== the 5-piece databases (international: about 16 minutes on 2 workers whe
 
 echo "== self-play, up to $GAMES games"
 exec "$VENV/bin/damka" selfplay --variant "$VARIANT" --games "$GAMES" --seed "$SEED" \
-    --weights "$WEIGHTS2" --egtb "$DATA/egtb" --nodes 16000 --workers "$WORKERS" \
-    --out "$DATA/$VARIANT-g1-16k"
+    --weights "$PLAY_WEIGHTS" --egtb "$DATA/egtb" --nodes 16000 --workers "$WORKERS" \
+    --out "$DATA/$VARIANT-$GEN-16k"
