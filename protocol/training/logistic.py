@@ -92,8 +92,9 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
 
     Weights whose feature is nonzero in fewer than ``min_count`` training positions (one count
     for all, or one for each weight) keep their initial value (too rare to learn from);
-    ``limit`` bounds every fitted weight's magnitude (what the weights file can hold); weights where the boolean mask ``frozen`` is set keep
-    their initial value too (a fit without some features). The L2 prior pulls toward zero, or
+    ``limit`` bounds every fitted weight's magnitude (what the weights file can hold); weights
+    where the boolean mask ``frozen`` is set keep their initial value too (a fit without some
+    features, or some held at their start). The L2 prior pulls toward zero, or
     toward the weights ``prior`` (a fit that should move its start only as far as the data
     asks, in every direction the data cannot tell apart too). Without validation rows the
     last iteration's weights are kept.
