@@ -87,7 +87,8 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
                 patience: int = DEFAULT_PATIENCE, init: np.ndarray | None = None,
                 report: Report | None = None, min_count: int | np.ndarray = 0,
                 limit: float | None = None, frozen: np.ndarray | None = None,
-                prior: np.ndarray | None = None) -> Fit:
+                prior: np.ndarray | None = None,
+                factoring: sparse.spmatrix | None = None) -> Fit:
     """Fit the weights; the losses reported and kept are cross-entropies without the penalty.
 
     Weights whose feature is nonzero in fewer than ``min_count`` training positions (one count
@@ -98,6 +99,11 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
     toward the weights ``prior`` (a fit that should move its start only as far as the data
     asks, in every direction the data cannot tell apart too). Without validation rows the
     last iteration's weights are kept.
+
+    With ``factoring`` (a matrix M of parameters x parts, factored.py) the fit learns each
+    weight as its own value plus ``M @ parts``: the parts, under the same prior toward zero,
+    are learned from every weight they feed, and the weights returned are the sums. A part
+    that feeds only weights held at their start is held at zero.
     """
     n, n_params = x_train.shape
     if n == 0:
@@ -109,38 +115,58 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
     t_train = np.asarray(t_train, np.float64)
     t_val = np.asarray(t_val, np.float64)
     penalty = l2 / (MAN * MAN * n)
+    parts = None if factoring is None else sparse.csr_matrix(factoring, dtype=np.float64)
+    n_parts = 0 if parts is None else parts.shape[1]
     w0 = np.zeros(n_params) if init is None else np.asarray(init, np.float64).copy()
-    # L-BFGS works on u = w / d, with d from the diagonal of the Hessian (p(1-p) <= 1/4):
+    # the vector the fit moves: the weights' own values, then the parts (starting at zero)
+    v0 = np.concatenate([w0, np.zeros(n_parts)])
+    # L-BFGS works on u = v / d, with d from the diagonal of the Hessian (p(1-p) <= 1/4):
     # the features differ in scale by orders of magnitude, and unscaled it crawls
     counts, squares = column_stats(x_train)
+    held = np.zeros(n_params, bool) if frozen is None else np.asarray(frozen, bool)
+    if parts is not None:
+        # a part's column is the sum of the columns it feeds (cross terms left out: the
+        # scaling needs only the size)
+        feeds_free = parts.T @ (~held).astype(np.float64)
+        counts = np.concatenate([counts, np.rint(parts.T @ counts).astype(np.int64)])
+        squares = np.concatenate([squares, parts.T @ squares])
     curvature = 0.25 * squares / n / (k * k) + 2.0 * penalty
     d = 1.0 / np.sqrt(np.where(curvature > 0, curvature, 1.0))
-    d[counts < min_count] = 0.0  # frozen weights: no step, no gradient
-    if frozen is not None:
-        d[np.asarray(frozen, bool)] = 0.0
+    d[:n_params][counts[:n_params] < min_count] = 0.0  # frozen weights: no step, no gradient
+    d[:n_params][held] = 0.0
+    if parts is not None:
+        d[n_params:][(counts[n_params:] == 0) | (feeds_free == 0)] = 0.0
     # L-BFGS sees only the free weights: a layout's millions of parameters are mostly tables
     # no position of the data reaches, and the optimiser's work grows with its dimension
     free = np.flatnonzero(d > 0)
     d_free = d[free]
-    u0 = w0[free] / d_free
-    fixed = np.where(d > 0, 0.0, w0)  # the frozen weights, to which d * u is added
+    u0 = v0[free] / d_free
+    fixed = np.where(d > 0, 0.0, v0)  # the frozen values, to which d * u is added
 
-    def weights_of(u: np.ndarray) -> np.ndarray:
-        w = fixed.copy()
-        w[free] = d_free * u
-        return w
+    def vector_of(u: np.ndarray) -> np.ndarray:
+        v = fixed.copy()
+        v[free] = d_free * u
+        return v
 
-    last: list = [None, 0.0]  # the last weights the objective saw and their cross-entropy
+    def weights_of(v: np.ndarray) -> np.ndarray:
+        """The weights the engine reads: the own values, plus the parts' sums."""
+        return v if parts is None else v[:n_params] + parts @ v[n_params:]
 
-    centre = None if prior is None else np.asarray(prior, np.float64)
+    last: list = [None, 0.0]  # the last vector the objective saw and its cross-entropy
+
+    centre = None if prior is None else np.concatenate(
+        [np.asarray(prior, np.float64), np.zeros(n_parts)])
 
     def objective(u: np.ndarray) -> tuple[float, np.ndarray]:
-        w = weights_of(u)
-        z = x_train @ w / k
-        last[:] = [w, cross_entropy(z, t_train)]
-        off = w if centre is None else w - centre
+        v = vector_of(u)
+        z = x_train @ weights_of(v) / k
+        last[:] = [v, cross_entropy(z, t_train)]
+        off = v if centre is None else v - centre
         loss = last[1] + penalty * float(off @ off)
-        grad = x_train.T @ (expit(z) - t_train) / (n * k) + 2.0 * penalty * off
+        grad = x_train.T @ (expit(z) - t_train) / (n * k)
+        if parts is not None:
+            grad = np.concatenate([grad, parts.T @ grad])
+        grad += 2.0 * penalty * off
         return loss, d_free * grad[free]
 
     fit = Fit(w0.copy(), 0)
@@ -149,9 +175,10 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
 
     def record(u: np.ndarray) -> None:
         nonlocal best
-        w = weights_of(u)
+        v = vector_of(u)
+        w = weights_of(v)
         iteration = len(fit.train_loss)
-        seen = last[0] is not None and np.array_equal(last[0], w)
+        seen = last[0] is not None and np.array_equal(last[0], v)
         train = last[1] if seen else cross_entropy(x_train @ w / k, t_train)
         val = cross_entropy(x_val @ w / k, t_val) if validate else float("nan")
         fit.train_loss.append(train)

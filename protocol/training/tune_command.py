@@ -77,6 +77,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--hold", type=arg.listed(str), default=(), metavar="NAME[,NAME...]",
                    help="keep these features at their --init values, named as in --without "
                         "(material,trade: the fit then moves only the rest)")
+    p.add_argument("--factor", type=arg.listed(str), default=(), metavar="TABLE[,TABLE...]",
+                   help="fit these tables (pattern, edge, or one such as pattern:3) as sums of "
+                        "parts, a term for each square's man and each two squares' men, plus "
+                        "each entry's own: entries the data rarely or never holds get the "
+                        "sum of their parts instead of their start")
     p.add_argument("--design-dir", metavar="DIR",
                    help="keep the positions' features here, on disk, and reuse them when the "
                         "same data is fitted again (default: a temporary directory beside "

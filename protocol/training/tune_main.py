@@ -21,6 +21,7 @@ from protocol.progress import terminal_bar
 from .data import SCORE_CLIP, DataError
 from .dataset import load_positions, split_by_game
 from .design_store import DesignStore
+from .factored import Factoring, factor_matrix, window_squares
 from .features import evaluation
 from .logistic import Fit, fit_k, fit_weights, target
 from .weight_report import format_report, nonzero_by_group
@@ -57,6 +58,12 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
         print(f"tune: holding {', '.join(args.hold)}: {int(kept.sum())} parameters kept at "
               f"their --init values", flush=True)
 
+    factoring = None
+    if args.factor:
+        factoring = _factoring(ev.layout(variant), args.factor, frozen)
+        print(f"tune: {', '.join(args.factor)} fitted as sums of parts: "
+              f"{factoring.n_parts} parts", flush=True)
+
     val = split_by_game(positions.game, args.validation, args.seed)
     train, held = positions.take(~val), positions.take(val)
     print(f"tune: {positions.label}, {positions.games} games, {len(train)} training and "
@@ -85,7 +92,7 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
         for l2, count in grid:
             counts = min_counts(ev.layout(variant), count, args.min_count_of)
             fit = _fit(args, x_train, t_train, x_val, t_val, k, l2, counts, init, frozen,
-                       f"L-BFGS l2={l2:g} min-count={count}" if len(grid) > 1 else "L-BFGS")
+                       factoring, f"L-BFGS l2={l2:g} min-count={count}" if len(grid) > 1 else "L-BFGS")
             fits.append((fit.validation_loss[fit.best_iteration], l2, count, fit))
             if len(grid) > 1:
                 print(f"tune: --l2 {l2:g} --min-count {count}: validation loss "
@@ -110,7 +117,8 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
 def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
          x_val: DesignStore, t_val: np.ndarray, k: float, l2: float,
          min_count: int | np.ndarray,
-         init: np.ndarray | None, frozen: np.ndarray | None, label: str) -> Fit:
+         init: np.ndarray | None, frozen: np.ndarray | None,
+         factoring: "Factoring | None", label: str) -> Fit:
     with terminal_bar(args.epochs, label, unit="it", quiet=args.quiet) as bar:
         def report(iteration: int, train_loss: float, val_loss: float) -> None:
             bar.set_postfix_str(f"train {train_loss:.5f} validation {val_loss:.5f}",
@@ -120,7 +128,26 @@ def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
 
         return fit_weights(x_train, t_train, x_val, t_val, k, l2, args.epochs,
                            args.patience, init, report, min_count, WEIGHT_LIMIT, frozen,
-                           init if args.prior == "init" else None)
+                           init if args.prior == "init" else None,
+                           None if factoring is None else factoring.matrix)
+
+
+def _factoring(layout, names: "tuple[str, ...]", frozen: np.ndarray | None) -> Factoring:
+    """The parts of the --factor tables; DataError for a group that is no table of 3^k
+    entries, or one held whole by --without or --hold."""
+    mask = feature_mask(layout, names, "--factor")
+    groups = [name for name, offset, size in layout.groups if mask[offset:offset + size].all()]
+    for name in groups:
+        where = layout.group_slice(name)
+        entries = (where.stop - where.start) // 2
+        try:
+            window_squares(entries)
+        except ValueError:
+            raise DataError(f"--factor {name}: not a pattern table (its {entries} entries are "
+                            "no 3^k window)") from None
+        if frozen is not None and frozen[where].all():
+            raise DataError(f"--factor {name}: the table is held by --without or --hold")
+    return factor_matrix(layout, groups)
 
 
 def min_counts(layout, base: int, named: "tuple[tuple[str, int], ...]") -> int | np.ndarray:
