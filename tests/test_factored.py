@@ -123,6 +123,7 @@ def test_tune_factor_fills_the_entries_the_data_never_holds(planted, tmp_path, c
     (["--factor", "material"], "--factor material: not a pattern table"),
     (["--factor", "edge", "--without", "edge"], "--factor edge:0: the table is held"),
     (["--factor", "nothing"], "--factor nothing: the layout has no group 'nothing'"),
+    (["--factor", "king_mobility.squares"], "name whole tables"),
 ])
 def test_tune_factor_errors_are_one_line(planted, tmp_path, capsys, extra, words):  # noqa: F811
     assert main(["tune", str(planted[0]), "--out", str(tmp_path / "w.dkw"), "--quiet"]

@@ -91,8 +91,9 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
         fits = []
         for l2, count in grid:
             counts = min_counts(ev.layout(variant), count, args.min_count_of)
+            label = f"L-BFGS l2={l2:g} min-count={count}" if len(grid) > 1 else "L-BFGS"
             fit = _fit(args, x_train, t_train, x_val, t_val, k, l2, counts, init, frozen,
-                       factoring, f"L-BFGS l2={l2:g} min-count={count}" if len(grid) > 1 else "L-BFGS")
+                       factoring, label)
             fits.append((fit.validation_loss[fit.best_iteration], l2, count, fit))
             if len(grid) > 1:
                 print(f"tune: --l2 {l2:g} --min-count {count}: validation loss "
@@ -137,6 +138,10 @@ def _factoring(layout, names: "tuple[str, ...]", frozen: np.ndarray | None) -> F
     entries, or one held whole by --without or --hold."""
     mask = feature_mask(layout, names, "--factor")
     groups = [name for name, offset, size in layout.groups if mask[offset:offset + size].all()]
+    if not groups or mask.sum() != sum(layout.group_slice(g).stop - layout.group_slice(g).start
+                                       for g in groups):
+        raise DataError(f"--factor {','.join(names)}: name whole tables (pattern, edge, "
+                        "pattern:3), not single features")
     for name in groups:
         where = layout.group_slice(name)
         entries = (where.stop - where.start) // 2
