@@ -31,7 +31,7 @@ def digits(entry: int, k: int) -> list[int]:
 
 def test_each_entry_holds_a_part_per_man_and_per_two_men():
     k = 4
-    m = factor_matrix(table_layout(k), ["pattern:0"]).matrix.tocsr()
+    m = factor_matrix(table_layout(k), ["pattern:0"]).tocsr()
     assert m.shape == (2 * 81, 2 * (2 * k + 4 * 6))
     for entry in range(81):
         men = sum(d != 1 for d in digits(entry, k))
@@ -60,8 +60,8 @@ def test_the_fit_gives_unseen_entries_the_sum_of_their_parts():
     k = 5
     lay = table_layout(k)
     factoring = factor_matrix(lay, ["pattern:0"])
-    true_parts = rng.normal(0.0, 30.0, factoring.n_parts)
-    planted = factoring.matrix @ true_parts
+    true_parts = rng.normal(0.0, 30.0, factoring.shape[1])
+    planted = factoring @ true_parts
     entries = 3 ** k
     seen = rng.permutation(entries)[: entries // 2]
     unseen = np.setdiff1d(np.arange(entries), seen)
@@ -75,7 +75,7 @@ def test_the_fit_gives_unseen_entries_the_sum_of_their_parts():
     won = (rng.random(rows) < expit(x @ planted / k_scale)).astype(np.float64)
     train, val = slice(0, 36_000), slice(36_000, rows)
     factored = fit_weights(x[train], won[train], x[val], won[val], k_scale, l2=1.0,
-                           iterations=300, factoring=factoring.matrix, patience=20)
+                           iterations=300, factoring=factoring, patience=20)
     plain = fit_weights(x[train], won[train], x[val], won[val], k_scale, l2=1.0,
                         iterations=300, patience=20)
     unseen_params = np.concatenate([2 * unseen, 2 * unseen + 1])
@@ -97,7 +97,7 @@ def test_parts_of_held_weights_stay_at_zero():
     won = (rng.random(rows) < 0.6).astype(np.float64)
     start = rng.normal(0.0, 10.0, lay.n_params)
     fit = fit_weights(x, won, x[:0], won[:0], 100.0, iterations=20, init=start,
-                      frozen=np.ones(lay.n_params, bool), factoring=factoring.matrix)
+                      frozen=np.ones(lay.n_params, bool), factoring=factoring)
     assert np.array_equal(fit.weights, start)
 
 

@@ -21,26 +21,10 @@ from itertools import combinations
 import numpy as np
 from scipy import sparse
 
-__all__ = ["Factoring", "factor_matrix", "window_squares"]
+__all__ = ["factor_matrix", "window_squares"]
 
 #: a trit of the tables' index: 0 black man, 1 empty (or a king), 2 white man
 EMPTY = 1
-
-
-class Factoring:
-    """The parts of some tables: ``matrix`` (parameters x parts) and each part's name."""
-
-    def __init__(self, matrix: sparse.csr_matrix, names: list[str]):
-        self.matrix = matrix
-        self.names = names
-
-    @property
-    def n_parts(self) -> int:
-        return self.matrix.shape[1]
-
-    def weights(self, own: np.ndarray, parts: np.ndarray) -> np.ndarray:
-        """The tables' weights as the engine reads them."""
-        return own + self.matrix @ parts
 
 
 def window_squares(entries: int) -> int:
@@ -53,13 +37,14 @@ def window_squares(entries: int) -> int:
     return k
 
 
-def factor_matrix(layout, groups: "list[str] | tuple[str, ...]") -> Factoring:
-    """The parts of the layout's ``groups`` (each a table of 3^k entries, its middlegame and
-    endgame weight interleaved as every feature's): for each table and phase, a part for each
-    square and man colour and one for each two squares and their men's colours."""
+def factor_matrix(layout, groups: "list[str] | tuple[str, ...]") -> sparse.csr_matrix:
+    """The matrix M (parameters x parts) of the layout's ``groups`` (each a table of 3^k
+    entries, its middlegame and endgame weight interleaved as every feature's): for each table
+    and phase, a part for each square and man colour and one for each two squares and their
+    men's colours."""
     rows: list[np.ndarray] = []
     cols: list[np.ndarray] = []
-    names: list[str] = []
+    n_parts = 0
     found = {name: (offset, size) for name, offset, size in layout.groups}
     for group in groups:
         offset, size = found[group]
@@ -68,29 +53,22 @@ def factor_matrix(layout, groups: "list[str] | tuple[str, ...]") -> Factoring:
         digits = (np.arange(entries)[:, None] // 3 ** np.arange(k)[None, :]) % 3
         man = digits != EMPTY
         white = (digits == 2).astype(np.int64)
-        terms: list[tuple[np.ndarray, np.ndarray]] = []  # (entries holding it, its part)
-        part = 0
+        holders: list[np.ndarray] = []  # for each part of a phase, the entries holding it
         for square in range(k):
             for colour in (0, 1):
-                terms.append((np.flatnonzero(man[:, square] & (white[:, square] == colour)),
-                              np.int64(part)))
-                part += 1
+                holders.append(np.flatnonzero(man[:, square] & (white[:, square] == colour)))
         for a, b in combinations(range(k), 2):
             both = man[:, a] & man[:, b]
             code = 2 * white[:, a] + white[:, b]
             for colours in range(4):
-                terms.append((np.flatnonzero(both & (code == colours)), np.int64(part)))
-                part += 1
-        for phase, label in ((0, "mg"), (1, "eg")):
-            first = len(names)
-            names.extend(f"{group}.{label}.{j}" for j in range(part))
-            for holding, j in terms:
+                holders.append(np.flatnonzero(both & (code == colours)))
+        for phase in (0, 1):  # middlegame, endgame: parts of their own
+            for holding in holders:
                 rows.append(offset + 2 * holding + phase)
-                cols.append(np.full(len(holding), first + j))
-    n_parts = len(names)
+                cols.append(np.full(len(holding), n_parts))
+                n_parts += 1
     if rows:
         r, c = np.concatenate(rows), np.concatenate(cols)
     else:
         r = c = np.zeros(0, np.int64)
-    matrix = sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(layout.n_params, n_parts))
-    return Factoring(matrix, names)
+    return sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(layout.n_params, n_parts))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+from scipy import sparse
 
 from engine.variants import Variant
 from engine.weights_file import SCALE
@@ -21,7 +22,7 @@ from protocol.progress import terminal_bar
 from .data import SCORE_CLIP, DataError
 from .dataset import load_positions, split_by_game
 from .design_store import DesignStore
-from .factored import Factoring, factor_matrix, window_squares
+from .factored import factor_matrix, window_squares
 from .features import evaluation
 from .logistic import Fit, fit_k, fit_weights, target
 from .weight_report import format_report, nonzero_by_group
@@ -62,7 +63,7 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
     if args.factor:
         factoring = _factoring(ev.layout(variant), args.factor, frozen)
         print(f"tune: {', '.join(args.factor)} fitted as sums of parts: "
-              f"{factoring.n_parts} parts", flush=True)
+              f"{factoring.shape[1]} parts", flush=True)
 
     val = split_by_game(positions.game, args.validation, args.seed)
     train, held = positions.take(~val), positions.take(val)
@@ -119,7 +120,7 @@ def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
          x_val: DesignStore, t_val: np.ndarray, k: float, l2: float,
          min_count: int | np.ndarray,
          init: np.ndarray | None, frozen: np.ndarray | None,
-         factoring: "Factoring | None", label: str) -> Fit:
+         factoring: "sparse.csr_matrix | None", label: str) -> Fit:
     with terminal_bar(args.epochs, label, unit="it", quiet=args.quiet) as bar:
         def report(iteration: int, train_loss: float, val_loss: float) -> None:
             bar.set_postfix_str(f"train {train_loss:.5f} validation {val_loss:.5f}",
@@ -129,21 +130,20 @@ def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
 
         return fit_weights(x_train, t_train, x_val, t_val, k, l2, args.epochs,
                            args.patience, init, report, min_count, WEIGHT_LIMIT, frozen,
-                           init if args.prior == "init" else None,
-                           None if factoring is None else factoring.matrix)
+                           init if args.prior == "init" else None, factoring)
 
 
-def _factoring(layout, names: "tuple[str, ...]", frozen: np.ndarray | None) -> Factoring:
-    """The parts of the --factor tables; DataError for a group that is no table of 3^k
-    entries, or one held whole by --without or --hold."""
+def _factoring(layout, names: "tuple[str, ...]",
+               frozen: np.ndarray | None) -> "sparse.csr_matrix":
+    """The parts matrix of the --factor tables; DataError for a name that is no whole table,
+    a table that is not one of 3^k entries, or one held whole by --without or --hold."""
     mask = feature_mask(layout, names, "--factor")
-    groups = [name for name, offset, size in layout.groups if mask[offset:offset + size].all()]
-    if not groups or mask.sum() != sum(layout.group_slice(g).stop - layout.group_slice(g).start
-                                       for g in groups):
+    tables = [(name, slice(offset, offset + size)) for name, offset, size in layout.groups
+              if mask[offset:offset + size].all()]
+    if not tables or mask.sum() != sum(where.stop - where.start for _, where in tables):
         raise DataError(f"--factor {','.join(names)}: name whole tables (pattern, edge, "
                         "pattern:3), not single features")
-    for name in groups:
-        where = layout.group_slice(name)
+    for name, where in tables:
         entries = (where.stop - where.start) // 2
         try:
             window_squares(entries)
@@ -152,7 +152,7 @@ def _factoring(layout, names: "tuple[str, ...]", frozen: np.ndarray | None) -> F
                             "no 3^k window)") from None
         if frozen is not None and frozen[where].all():
             raise DataError(f"--factor {name}: the table is held by --without or --hold")
-    return factor_matrix(layout, groups)
+    return factor_matrix(layout, [name for name, _ in tables])
 
 
 def min_counts(layout, base: int, named: "tuple[tuple[str, int], ...]") -> int | np.ndarray:
