@@ -36,6 +36,7 @@ from protocol.match.openings import OpeningsError, read_openings, start_opening
 from engine.pdn import read_games
 from protocol.match.timecontrol import Clock, TimeControl, parse_time_control
 from protocol.match.engines import EngineSpecError, parse_engine
+from protocol.match.players import Answer, Player
 
 from coin_players import CoinSpec
 
@@ -472,6 +473,50 @@ def test_engine_that_cannot_start_is_an_error(tmp_path):
     with pytest.raises(MatchError, match="nothing cannot be used"):
         Match(config).run()
     assert not (tmp_path / "match.pdn").exists()  # a match that never started leaves no file
+
+
+class _LoggedSpec:
+    """Players that log when they start and when they are asked for a move; starting takes a
+    while, like a real engine's imports and warm-up."""
+
+    max_instances = None
+
+    def __init__(self, name: str, log: list):
+        self.name, self.log = name, log
+
+    def create(self, variant) -> "_LoggedPlayer":
+        return _LoggedPlayer(self)
+
+
+class _LoggedPlayer(Player):
+    def __init__(self, spec: _LoggedSpec):
+        self.spec, self.name = spec, spec.name
+
+    def start(self) -> None:
+        time.sleep(0.02)
+        self.spec.log.append(("start", self.name))
+
+    def play(self, game, request) -> Answer:
+        self.spec.log.append(("move", self.name))
+        now = time.monotonic()
+        return Answer(next(iter(game.board.legal_moves)), now, now)
+
+
+def test_the_players_of_the_first_games_start_before_any_clock_runs():
+    """Two games at a time between two engines: all four players are running before the
+    first move is asked for, so no engine's start-up takes a core from a game on the clock
+    (a 0.1 s-a-move match once lost its first game on time that way). No more are started
+    later: the pools reuse them."""
+    log: list = []
+    config = MatchConfig(engines=[_LoggedSpec("a", log), _LoggedSpec("b", log)],
+                         control=TimeControl(depth=1), openings=[start_opening("international")],
+                         games_per_pair=6, max_moves=2, comments=False, concurrency=2)
+    state = Match(config).run()
+    assert state.done == 6
+    first_move = log.index(next(e for e in log if e[0] == "move"))
+    assert sorted(log[:first_move]) == [("start", "a"), ("start", "a"),
+                                        ("start", "b"), ("start", "b")]
+    assert [e for e in log[first_move:] if e[0] == "start"] == []
 
 
 # -- resume ----------------------------------------------------------------------------------

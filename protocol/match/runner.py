@@ -269,10 +269,11 @@ class Match:
                        for spec in self.config.engines]
         try:
             if self._pending and not self._decided():
-                self._check_engines()
+                games_at_once = min(limit, len(self._pending))
+                self._start_engines(games_at_once)
                 workers = [threading.Thread(target=self._work, name=f"match-game-{i}",
                                             daemon=True)
-                           for i in range(min(limit, len(self._pending)))]
+                           for i in range(games_at_once)]
                 for w in workers:
                     w.start()
                 for w in workers:
@@ -308,14 +309,22 @@ class Match:
         for pool in self._pools:
             pool.abort_all()
 
-    def _check_engines(self) -> None:
-        """Start one player of each engine before any game: an engine that cannot start at
-        all is a configuration error, not a string of lost games."""
+    def _start_engines(self, games_at_once: int) -> None:
+        """Start the players of the first games before any game: an engine that cannot start
+        at all is a configuration error, not a string of lost games; and an engine starting
+        up (imports, tables, warm-up) takes a core from the games already on the clock, which
+        at a fraction of a second a move can lose one of them on time."""
         for pool, name in zip(self._pools, self.names):
-            player = pool.acquire()
-            if player is None:
-                raise MatchError(f"engine {name} cannot be used: {pool.last_error}")
-            pool.release(player, broken=False)
+            started = []
+            try:
+                for _ in range(min(pool.limit, games_at_once)):
+                    player = pool.acquire()
+                    if player is None:
+                        raise MatchError(f"engine {name} cannot be used: {pool.last_error}")
+                    started.append(player)
+            finally:
+                for player in started:
+                    pool.release(player, broken=False)
 
     def _decided(self) -> bool:
         return self.state.sprt is not None and self.state.sprt.decision is not None
