@@ -7,6 +7,7 @@
 #     bash bench/data_run.sh                  # international: set up what is missing, play on
 #     bash bench/data_run.sh international g2 # international's second generation
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
+#     bash bench/data_run.sh english g2       # English's second generation
 #     GAMES=125000 WORKERS=2 bash bench/data_run.sh international
 #
 # Each run pins the self-play engine to a venv of one commit and the weights to one commit's
@@ -20,7 +21,9 @@
 # December 5, the earlier data having been lost with the last one, before any game of the
 # 2853df1 pin had been played there) with ef7e000's weights, upgraded to evaluation layout 2,
 # which that engine reads. Generation 2 (g2): the engine of 16d64f2 with that commit's
-# shipped weights, fitted to the first games of generation 1 (docs/training.md).
+# shipped weights, fitted to the first games of generation 1 (docs/training.md). English's
+# generation 2: the engine of b95018e with that commit's English weights (generation 1's
+# first 34,707 games fitted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,8 +46,11 @@ case "$VARIANT-$GEN" in
         WEIGHTS_SHA=6adeeebfac088575adb9d920ffb18e0d1c8188890150826ac1ccf29a9fedf7f0 ;;
     russian-g1) SEED=31; TARGET=40000
         WEIGHTS_SHA=f5bd385bce98d5bdc41e4fc43c6fcd0ff2baf8bd3945dd8ec40c58d1a99c561f ;;
+    english-g2) SEED=22; TARGET=40000
+        ENGINE_COMMIT=b95018e; WEIGHTS_COMMIT=b95018e; UPGRADE=
+        WEIGHTS_SHA=7b7a615c1459afb39463e716316f09d3c65e60acc16de109a45195c9637f4709 ;;
     *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1 or g2," \
-            "english g1, russian g1)" >&2
+            "english g1 or g2, russian g1)" >&2
        exit 2 ;;
 esac
 GAMES=${GAMES:-$TARGET}
