@@ -273,6 +273,13 @@ class Engine:
                                               name="damka-hash-pages", daemon=True)
             self._touching.start()
 
+    def wait_for_table(self) -> None:
+        """Return once the hash table's pages are all in memory (``prefault``'s thread is
+        done): a caller about to start a clock (a match's first game) wants neither the page
+        faults nor that thread taking a core from the search."""
+        with self._busy:
+            self._settle_table()
+
     def _settle_table(self) -> None:
         if self._touching is not None:
             self._touching.join()

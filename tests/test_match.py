@@ -178,6 +178,22 @@ def test_damka_spec_chooses_the_evaluation(tmp_path):
     assert player.engine.evaluation == "learned"
 
 
+def test_an_in_process_damka_player_is_warm_and_its_table_in_when_it_has_started(monkeypatch):
+    """start() searches once (the code, the evaluation's tables and the databases in memory)
+    and waits for its hash table's pages: a 0.1 s-a-move English match lost its first game on
+    time (0.211 s for a first move) while the page threads of the four engines it had just
+    made in its process ran beside the game."""
+    from engine.search import Engine
+
+    warmed = []
+    warm = Engine.warm
+    monkeypatch.setattr(Engine, "warm", lambda self: (warmed.append(self), warm(self))[1])
+    player = parse_engine("damka hash=64").create(get_variant("english"))
+    player.start()
+    assert warmed == [player.engine]
+    assert player.engine._touching is None  # (prefault's thread joined, not left running)
+
+
 def test_sprt_settings_parse():
     s = SprtSettings.parse("0,10,0.05,0.05")
     assert (s.elo0, s.elo1, s.alpha, s.beta) == (0, 10, 0.05, 0.05)
