@@ -289,19 +289,6 @@ CONTROL_LINES = [
 ]
 
 
-def test_ready_comes_once_the_hash_tables_pages_are_in():
-    """``ready`` means ready: no thread of the engine's still brings its table's pages in when
-    the first ``go`` may come (it would take a core from that search)."""
-    out = io.StringIO()
-    server = HubServer(out)
-    for line in ("hub", "set-param name=variant value=english", "set-param name=hash-mb value=64",
-                 "init"):
-        server.handle(line)
-    assert out.getvalue().splitlines()[-1] == "ready"
-    assert server._engine._touching is None  # (prefault's thread joined, not left running)
-    server.handle("quit")
-
-
 def test_control_characters_from_the_client_are_escaped_in_answers():
     out = io.StringIO()
     server = HubServer(out)

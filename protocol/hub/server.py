@@ -336,16 +336,16 @@ class HubServer:
 
     def cmd_init(self, args: dict) -> None:
         """``ready`` means ready: the engine for the parameters now set is built (its hash
-        table allocated and its pages in memory, the databases and weights loaded) and warm,
-        so the first search runs as fast as the others, with no thread of ours beside it.
-        Most of the work was started by ``hub`` and went on while the GUI set its parameters.
+        table allocated, the databases and weights loaded) and warm, so the first search runs
+        as fast as the others. Most of the work was started by ``hub`` and went on while the
+        GUI set its parameters.
 
         An engine that cannot be built answers an ``error`` naming the parameter to change
         and no ``ready``: saying ready would only move the failure to the first ``go``, in
         the middle of a game. It stays uninitialised, and an init after a set-param that
         fits answers ``ready``; a ``go`` meanwhile is still answered (see cmd_go)."""
         self._initialised = False
-        self.engine(warm=True).wait_for_table()
+        self.engine(warm=True)
         self._initialised = True
         self.send("ready")
 
