@@ -8,6 +8,7 @@
 #     bash bench/data_run.sh international g2 # international's second generation
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     bash bench/data_run.sh english g2       # English's second generation
+#     bash bench/data_run.sh russian g2       # Russian's second generation
 #     GAMES=125000 WORKERS=2 bash bench/data_run.sh international
 #
 # Each run pins the self-play engine to a venv of one commit and the weights to one commit's
@@ -23,7 +24,8 @@
 # which that engine reads. Generation 2 (g2): the engine of 16d64f2 with that commit's
 # shipped weights, fitted to the first games of generation 1 (docs/training.md). English's
 # generation 2: the engine of b95018e with that commit's English weights (generation 1's
-# first 34,707 games fitted).
+# first 34,707 games fitted). Russian's generation 2: the engine of 32761f7 with its Russian
+# weights (generation 1 fitted with the material held).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,8 +51,11 @@ case "$VARIANT-$GEN" in
     english-g2) SEED=22; TARGET=40000
         ENGINE_COMMIT=b95018e; WEIGHTS_COMMIT=b95018e; UPGRADE=
         WEIGHTS_SHA=7b7a615c1459afb39463e716316f09d3c65e60acc16de109a45195c9637f4709 ;;
+    russian-g2) SEED=32; TARGET=40000
+        ENGINE_COMMIT=32761f7; WEIGHTS_COMMIT=32761f7; UPGRADE=
+        WEIGHTS_SHA=ecb7261d5c67509ef69bacc571e2be77853cbf1382877b0565507f8ff76082e0 ;;
     *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1 or g2," \
-            "english g1 or g2, russian g1)" >&2
+            "english g1 or g2, russian g1 or g2)" >&2
        exit 2 ;;
 esac
 GAMES=${GAMES:-$TARGET}
