@@ -16,12 +16,13 @@ import random
 
 from engine import Board
 from engine.evaluation import static_eval
+from engine.position import Position, bits
 from engine.weights_file import WeightsError
 
 
-def men_ahead_scores(variant: str, weights: str, choices: list[list[int]]) -> list[float]:
+def men_ahead_scores(variant: str, start: Position, weights: str,
+                     choices: list[list[list[int]]]) -> list[float]:
     """Mean static score (Black to move, Black's view) for each list of removal sets."""
-    start = Board(variant).position
     means = []
     for sets in choices:
         total = 0
@@ -42,13 +43,13 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=30, help="random choices per count")
     args = parser.parse_args()
     start = Board(args.variant).position
-    men = [s for s in range(start.white.bit_length()) if start.white >> s & 1]
+    men = list(bits(start.white))
     rng = random.Random(1)
     choices = [[rng.sample(men, k) for _ in range(args.samples)] for k in (1, 2, 3)]
     print(f"{'file':50} {'1 man':>7} {'2 men':>7} {'3 men':>7}  (ahead, Black to move)")
     for path in args.files:
         try:
-            scores = men_ahead_scores(args.variant, path, choices)
+            scores = men_ahead_scores(args.variant, start, path, choices)
         except WeightsError as exc:
             print(f"{path}: {exc}")
             continue
