@@ -6,6 +6,7 @@
 #
 #     bash bench/data_run.sh                  # international: set up what is missing, play on
 #     bash bench/data_run.sh international g2 # international's second generation
+#     bash bench/data_run.sh international g3 # its third: the shipped weights of 41b0ddb
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     bash bench/data_run.sh english g2       # English's second generation
 #     bash bench/data_run.sh russian g2       # Russian's second generation
@@ -25,7 +26,9 @@
 # shipped weights, fitted to the first games of generation 1 (docs/training.md). English's
 # generation 2: the engine of b95018e with that commit's English weights (generation 1's
 # first 34,707 games fitted). Russian's generation 2: the engine of 32761f7 with its Russian
-# weights (generation 1 fitted with the material held).
+# weights (generation 1 fitted with the material held). International's generation 3: the
+# engine of 41b0ddb with its international weights (generation 1 and the first games of
+# generation 2 fitted, factored; both earlier runs were lost with a machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +47,9 @@ case "$VARIANT-$GEN" in
     international-g2) SEED=12; TARGET=70000
         ENGINE_COMMIT=16d64f2; WEIGHTS_COMMIT=16d64f2; UPGRADE=
         WEIGHTS_SHA=0c7ca786f5f38e5b79282af715ae386917158f7e311af8dc696b0e22a2075969 ;;
+    international-g3) SEED=13; TARGET=125000
+        ENGINE_COMMIT=41b0ddb; WEIGHTS_COMMIT=41b0ddb; UPGRADE=
+        WEIGHTS_SHA=e684da4197a7a713592def743792ad468056a2dbd762a199e081c9d6ad43e793 ;;
     english-g1) SEED=21; TARGET=40000
         WEIGHTS_SHA=6adeeebfac088575adb9d920ffb18e0d1c8188890150826ac1ccf29a9fedf7f0 ;;
     russian-g1) SEED=31; TARGET=40000
@@ -54,7 +60,7 @@ case "$VARIANT-$GEN" in
     russian-g2) SEED=32; TARGET=40000
         ENGINE_COMMIT=32761f7; WEIGHTS_COMMIT=32761f7; UPGRADE=
         WEIGHTS_SHA=ecb7261d5c67509ef69bacc571e2be77853cbf1382877b0565507f8ff76082e0 ;;
-    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1 or g2," \
+    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2 or g3," \
             "english g1 or g2, russian g1 or g2)" >&2
        exit 2 ;;
 esac
