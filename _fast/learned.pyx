@@ -45,7 +45,7 @@ band then gives the table entries of all its windows. The edge tables work the s
 """
 
 from libc.stdint cimport uint64_t, int16_t, int32_t, int64_t, int8_t, uint8_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memset, memcpy
 from cython cimport floating
 from libc.math cimport floor
@@ -716,22 +716,25 @@ cdef class EvalCore:
         }
 
     def set_weights(self, const int16_t[::1] params):
-        """Install the weights: n_params int16 (middlegame, endgame per feature)."""
+        """Install the weights: n_params int16 (middlegame, endgame per feature), or fewer,
+        the rest zero (a weights file leaves its trailing zeros out: the wide tables' 9 MB
+        are then zero pages never touched, nor read while their weights are all zero)."""
         cdef int16_t* buf
-        cdef Py_ssize_t i
-        if params.shape[0] != self.n_params:
-            raise ValueError(f"expected {self.n_params} parameters, got {params.shape[0]}")
-        buf = <int16_t*>malloc(self.n_params * sizeof(int16_t))
+        cdef Py_ssize_t given = params.shape[0]
+        if given > self.n_params:
+            raise ValueError(f"expected {self.n_params} parameters, got {given}")
+        buf = <int16_t*>calloc(self.n_params, sizeof(int16_t))
         if buf == NULL:
             raise MemoryError()
-        memcpy(buf, &params[0], self.n_params * sizeof(int16_t))
+        if given:
+            memcpy(buf, &params[0], given * sizeof(int16_t))
         free(self.e.weights)
         self.e.weights = buf
         self.e.reads = 0
         if any_nonzero(buf, 2 * self.e.layout.f_edge[0],
-                       2 * (self.e.layout.f_edge[0] + EDGE_TABLES * EDGE_SIZE)):
+                       min(given, 2 * (self.e.layout.f_edge[0] + EDGE_TABLES * EDGE_SIZE))):
             self.e.reads |= READ_EDGES
-        if any_nonzero(buf, 2 * self.e.layout.f_wide[0], self.n_params):  # (the last groups)
+        if any_nonzero(buf, 2 * self.e.layout.f_wide[0], given):  # (the last groups)
             self.e.reads |= READ_WIDE
 
     @property

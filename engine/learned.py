@@ -17,11 +17,12 @@ import sys
 from array import array
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from . import _core
 from .eval_layout import EvalCore, Layout, layout, layout_core, rule_set, weights_header
 from .variants import Variant, as_variant
-from .weights_file import WeightsError, read_params
+from .weights_file import WeightsError, read_params, read_stored_params
 from .weights_upgrade import legacy_hint
 
 __all__ = [
@@ -48,11 +49,14 @@ DEFAULT_EVALUATION = "learned"
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 
 
-def read_layout_params(variant: "str | Variant", path: "str | os.PathLike[str]") -> bytes:
-    """A weights file's parameters (little-endian int16 bytes) in the rule set's layout;
+def read_layout_params(variant: "str | Variant", path: "str | os.PathLike[str]",
+                       trailing_zeros: bool = True) -> bytes:
+    """A weights file's parameters (little-endian int16 bytes) in the rule set's layout, or
+    without ``trailing_zeros`` only those up to the last the file stores (the rest are zero);
     WeightsError naming the file, and saying how to upgrade one of an earlier layout."""
+    read = read_params if trailing_zeros else read_stored_params
     try:
-        return read_params(path, weights_header(variant))
+        return read(path, weights_header(variant))
     except WeightsError as exc:
         hint = legacy_hint(variant, path)
         if not hint:
@@ -67,8 +71,12 @@ def default_weights_path(variant: "str | Variant") -> Path:
 
 def core_with_params(variant: "str | Variant", raw: bytes) -> EvalCore:
     """An EvalCore of the rule set holding parameters given as little-endian int16 bytes."""
+    return _core_with(variant, _int16s(raw))
+
+
+def _core_with(variant: "str | Variant", params: array) -> EvalCore:
     core = EvalCore(_core.core_rules(as_variant(variant)))
-    core.set_weights(_int16s(raw))
+    core.set_weights(params)
     return core
 
 
@@ -99,9 +107,21 @@ def material_core(variant: "str | Variant") -> EvalCore:
     return core
 
 
+class _Loaded(NamedTuple):
+    """A weights file as read once: the core's evaluation and what a man is worth in it."""
+
+    core: EvalCore
+    man_worth: float
+
+
 @lru_cache(maxsize=32)
-def _loaded(variant: Variant, path: str, mtime_ns: int, size: int) -> EvalCore:
-    return core_with_params(variant, read_layout_params(variant, path))
+def _loaded(variant: Variant, path: str, mtime_ns: int, size: int) -> _Loaded:
+    # (the trailing zeros, most of a file's parameters, are left to the core's zeroed memory)
+    params = _int16s(read_layout_params(variant, path, trailing_zeros=False))
+    # a man's worth: the mean of the men's middlegame and endgame weights, the first two
+    # parameters, stored in 1/16 of a hundredth
+    man = (params[0] + params[1]) / 2 / 16 if len(params) >= 2 else 0.0
+    return _Loaded(_core_with(variant, params), man)
 
 
 def _file_key(variant: "str | Variant",
@@ -121,16 +141,10 @@ def load_weights(variant: "str | Variant",
                  path: "str | os.PathLike[str] | None" = None) -> EvalCore:
     """The core's evaluation with the weights of a file (None: the shipped one). A file is
     read once and shared, read-only, by every engine; WeightsError when it does not fit."""
-    return _loaded(*_file_key(variant, path))
+    return _loaded(*_file_key(variant, path)).core
 
 
 def man_worth(variant: "str | Variant", path: "str | os.PathLike[str] | None" = None) -> float:
     """What a man is worth in a weights file's units: the mean of the men's middlegame and
     endgame weights (a trained file learns its own scale; the classic evaluation's is 100)."""
-    return _man_worth(*_file_key(variant, path))
-
-
-@lru_cache(maxsize=32)
-def _man_worth(variant: Variant, path: str, mtime_ns: int, size: int) -> float:
-    params = _int16s(read_layout_params(variant, path)[:4])
-    return (params[0] + params[1]) / 2 / 16  # stored in 1/16 of a hundredth
+    return _loaded(*_file_key(variant, path)).man_worth

@@ -587,7 +587,7 @@ def test_payload_that_expands_far_beyond_the_header_is_refused_without_inflating
 #: payloads that are valid zlib but not the header's size, by what they make of the parameters
 OTHER_SIZES = {
     "one-too-many": (lambda raw: zlib.compress(raw + bytes(2)), "more than"),
-    "one-too-few": (lambda raw: zlib.compress(raw[:-2]), "bytes for"),
+    "half-a-parameter-short": (lambda raw: zlib.compress(raw[:-1]), "bytes for"),
     "bytes-after-the-stream": (lambda raw: zlib.compress(raw) + b"junk", "after the compressed"),
     "end-of-stream-cut": (lambda raw: zlib.compress(raw)[:-4], "incomplete"),
 }
@@ -597,6 +597,48 @@ OTHER_SIZES = {
 def test_payload_of_another_size_than_the_header_says_is_refused(good_file, make, match):
     _with_payload(good_file, make(np.zeros(layout("italian").n_params, "<i2").tobytes()))
     _rejects(good_file, "italian", match)
+
+
+def _version_1_file(path: Path, name: str, params: np.ndarray) -> None:
+    """A file of format version 1, made by hand: every parameter in the payload."""
+    raw = params.astype("<i2").tobytes()
+    payload = zlib.compress(raw)
+    path.write_bytes(b"DAMKAEVW" + (1).to_bytes(2, "little") + (16).to_bytes(2, "little")
+                     + name.encode().ljust(16, b"\0") + layout(name).fingerprint.encode()
+                     + (len(params)).to_bytes(4, "little") + len(payload).to_bytes(4, "little")
+                     + zlib.crc32(raw).to_bytes(4, "little") + payload)
+
+
+def test_trailing_zeros_are_left_out_of_the_file_and_read_back_as_zeros(tmp_path):
+    """Format version 2 stores the parameters up to the last non-zero one; a version 1 file
+    of the same weights, which stores them all, reads the same."""
+    w = random_weights("italian")
+    w[len(w) // 3:] = 0
+    w[len(w) // 3 - 1] = 1 / 16  # the last non-zero parameter: 1, whose high byte is zero
+    new, old = tmp_path / "v2.dkw", tmp_path / "v1.dkw"
+    write_weights(new, "italian", w)
+    _version_1_file(old, "italian", np.rint(w * 16))
+    data = new.read_bytes()
+    assert int.from_bytes(data[8:10], "little") == 2
+    assert len(zlib.decompress(data[56:])) == 2 * (len(w) // 3)
+    assert np.array_equal(read_weights(new, "italian"), w)
+    assert np.array_equal(read_weights(old, "italian"), w)
+    assert new.stat().st_size < old.stat().st_size
+    assert Engine("italian", hash_mb=1, weights=new).evaluation == "learned"
+
+
+def test_a_version_1_file_must_hold_every_parameter(tmp_path):
+    """Only version 2 leaves trailing zeros out: a version 1 payload one parameter short is
+    refused, as is a format version this engine does not know."""
+    path = tmp_path / "v1.dkw"
+    _version_1_file(path, "italian", np.ones(layout("italian").n_params - 1))
+    data = bytearray(path.read_bytes())
+    data[44:48] = (layout("italian").n_params).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    _rejects(path, "italian", "bytes for")
+    data[8:10] = (3).to_bytes(2, "little")
+    path.write_bytes(bytes(data))
+    _rejects(path, "italian", "format version 3, this engine reads 1 and 2")
 
 
 def test_wrong_variant_is_refused(good_file):
