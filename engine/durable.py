@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -36,8 +35,9 @@ def replacing(path: "str | os.PathLike[str]") -> Iterator[BinaryIO]:
     old content or still missing, and removes the temporary file.
     """
     target = Path(path)
-    # ends in .tmp: never matched by the globs that find chunks or databases
-    tmp = target.with_name(f"{target.name}.{secrets.token_hex(4)}.tmp")
+    # ends in .tmp: never matched by the globs that find chunks or databases (os.urandom, not
+    # the secrets module: its import, hmac and base64 with it, is a cost on every start)
+    tmp = target.with_name(f"{target.name}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, _FLAGS, 0o666)  # the mode open() gives, less the umask
     try:
         with os.fdopen(fd, "wb") as f:
