@@ -120,8 +120,7 @@ def _loaded(variant: Variant, path: str, mtime_ns: int, size: int) -> _Loaded:
     params = _int16s(read_layout_params(variant, path, trailing_zeros=False))
     # a man's worth: the mean of the men's middlegame and endgame weights, the first two
     # parameters, stored in 1/16 of a hundredth
-    man = (params[0] + params[1]) / 2 / 16 if len(params) >= 2 else 0.0
-    return _Loaded(_core_with(variant, params), man)
+    return _Loaded(_core_with(variant, params), sum(params[:2]) / 2 / 16)
 
 
 def _file_key(variant: "str | Variant",
