@@ -115,7 +115,7 @@ def fit_weights(x_train: Design, t_train: np.ndarray, x_val: Design,
     t_train = np.asarray(t_train, np.float64)
     t_val = np.asarray(t_val, np.float64)
     penalty = l2 / (MAN * MAN * n)
-    parts = None if factoring is None else sparse.csr_matrix(factoring, dtype=np.float64)
+    parts = None if factoring is None else sparse.csc_matrix(factoring, dtype=np.float64)
     n_parts = 0 if parts is None else parts.shape[1]
     w0 = np.zeros(n_params) if init is None else np.asarray(init, np.float64).copy()
     # the vector the fit moves: the weights' own values, then the parts (starting at zero)

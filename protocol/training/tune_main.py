@@ -120,7 +120,7 @@ def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
          x_val: DesignStore, t_val: np.ndarray, k: float, l2: float,
          min_count: int | np.ndarray,
          init: np.ndarray | None, frozen: np.ndarray | None,
-         factoring: "sparse.csr_matrix | None", label: str) -> Fit:
+         factoring: "sparse.spmatrix | None", label: str) -> Fit:
     with terminal_bar(args.epochs, label, unit="it", quiet=args.quiet) as bar:
         def report(iteration: int, train_loss: float, val_loss: float) -> None:
             bar.set_postfix_str(f"train {train_loss:.5f} validation {val_loss:.5f}",
