@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Limits", "MAX_DEPTH"]
+__all__ = ["Limits", "MAX_DEPTH", "MAX_NODES"]
 
 #: deepest nominal depth (the core's ply stack holds 128 plies including extensions)
 MAX_DEPTH = 96
+#: largest node budget (the core counts nodes in 64 bits; 10^18 nodes is millennia of search)
+MAX_NODES = 10 ** 18
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,8 @@ class Limits:
     def __post_init__(self) -> None:
         if self.depth is not None and not 1 <= self.depth <= MAX_DEPTH:
             raise ValueError(f"depth must be between 1 and {MAX_DEPTH}, not {self.depth}")
-        if self.nodes is not None and self.nodes < 1:
-            raise ValueError(f"nodes must be positive, not {self.nodes}")
+        if self.nodes is not None and not 1 <= self.nodes <= MAX_NODES:
+            raise ValueError(f"nodes must be between 1 and {MAX_NODES}, not {self.nodes}")
         if self.movetime is not None and not self.movetime > 0:
             raise ValueError(f"movetime must be positive, not {self.movetime}")
         if self.time_left is not None and not self.time_left >= 0:

@@ -69,7 +69,7 @@ def square_name(variant: Variant, s: int) -> str:
 def parse_square(variant: Variant, text: str) -> int:
     """Internal square of a name in the rule set's notation; ValueError if there is none."""
     key = text.strip().lower()
-    if key.isdigit():
+    if key.isascii() and key.isdigit():  # not "³¹": int() refuses what isdigit() admits
         key = str(int(key))
     s = _lookup(variant.numbering, variant.size).get(key)
     if s is None:

@@ -9,6 +9,7 @@ import argparse
 
 from engine.board import Board
 from engine.hashsize import DEFAULT_HASH_MB
+from engine.limits import MAX_NODES
 
 from protocol import args as arg
 
@@ -33,7 +34,7 @@ def add_parser(subparsers) -> None:
     limit = p.add_mutually_exclusive_group(required=True)
     limit.add_argument("--depth", type=arg.depth, help=f"search depth, 1..{arg.MAX_DEPTH}")
     limit.add_argument("--time", type=arg.seconds, help="seconds to search")
-    limit.add_argument("--nodes", type=arg.positive_int("nodes"), help="nodes to search")
+    limit.add_argument("--nodes", type=arg.int_range("nodes", 1, MAX_NODES), help="nodes to search")
     p.add_argument("--level", default="full", help="easy, medium, hard or full (default full)")
     p.add_argument("--seed", type=int, default=0, help="seed of a weaker level's choice")
     arg.add_hash(p, DEFAULT_HASH_MB)

@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hub"]:  # clients add their own --name=value arguments: take no notice
+    if argv[:1] == ["hub"] and not {"-h", "--help"} & set(argv[1:]):
+        # clients add their own --name=value arguments: take no notice (but answer --help)
         from protocol.hub.command import run as run_hub
 
         return run_hub(argparse.Namespace())

@@ -110,3 +110,78 @@ def test_play_api_lone_surrogate_in_json_is_a_400_not_a_500(body):
     client = TestClient(create_app(), raise_server_exceptions=False)
     r = client.post("/api/games", content=body, headers={"content-type": "application/json"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", r.text
+
+
+def test_a_node_budget_past_the_cores_counter_is_refused_not_a_crash(tmp_path, capsys):
+    """2^64 nodes passed every check and overflowed the core's 64-bit counter: a traceback
+    from analyse and selfplay, a crash before the first move in a match, an error per go."""
+    from engine import Board
+    from engine.limits import MAX_NODES
+    from engine.search import Engine, Limits
+    from protocol.cli import main
+
+    with pytest.raises(ValueError, match="nodes must be between 1 and"):
+        Limits(nodes=2 ** 64)
+    result = Engine("international", hash_mb=4).search(Board("international"),
+                                                      Limits(depth=2, nodes=MAX_NODES))
+    assert result.depth == 2 and result.best_move is not None  # the largest is taken
+    huge = str(2 ** 64)
+    for args in (["analyse", "--nodes", huge],
+                 ["selfplay", "--out", str(tmp_path / "d"), "--games", "1", "--nodes", huge],
+                 ["match", "--engine", "damka", "--engine", "damka", "--nodes", huge]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"nodes must be between 1 and {MAX_NODES}, not {huge}" in err, err
+    assert not (tmp_path / "d").exists()  # selfplay wrote nothing
+
+
+@pytest.mark.parametrize("line, words", [
+    ("level nodes=1e30", "bad level: nodes must be between 1 and 1000000000000000000, not 1e30"),
+    ("level move-time=-1", "bad level: move-time must be positive, not -1"),
+    ("level time=-10", "bad level: time must be 0 or more, not -10"),
+    ("level time=5 inc=-1", "bad level: inc must be 0 or more, not -1"),
+    ("level depth=0", "bad level: depth must be between 1 and 96, not 0"),
+    ("set-param name=hash-mb value=-1", "hash-mb: -1 is outside 1..4096"),
+    ("set-param name=move-overhead value=abc", "move-overhead: not a number: 'abc'"),
+    ("set-param name=pydraughts-8x8 value=maybe", "pydraughts-8x8: not a boolean: 'maybe'"),
+    ('hub "', "bad syntax: unexpected double quote at column 5"),
+])
+def test_hub_errors_name_the_value_as_the_client_wrote_it(line, words):
+    """The Hub's words (move-time, time, inc), the parameter set, the text sent: not the
+    library's field names (movetime, time_left) nor a bare range."""
+    import io
+
+    from protocol.hub.server import HubServer
+    from protocol.hub.text import parse_line
+
+    out = io.StringIO()
+    HubServer(out).handle(line)
+    command, args = parse_line(out.getvalue().splitlines()[-1])
+    assert command == "error" and args["message"] == words
+
+
+def test_hub_error_echoing_a_huge_line_is_cut():
+    import io
+
+    from protocol.hub.server import ERROR_CHARS, HubServer
+
+    out = io.StringIO()
+    HubServer(out).handle("x" * 1_000_000)
+    (line,) = out.getvalue().splitlines()
+    assert len(line) < ERROR_CHARS + 100 and line.endswith("characters)\"")
+
+
+def test_fen_square_of_superscript_digits_is_a_clear_error():
+    """``"³¹".isdigit()`` is true and ``int`` refuses it: Python's own message came out."""
+    with pytest.raises(InvalidFenError, match="'³¹' is not a square"):
+        parse_fen(get_variant("international"), "W:W³¹:B1")
+
+
+def test_hub_help_is_answered_and_the_protocol_not_started():
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "protocol", "hub", "--help"], input="",
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.startswith("usage: damka hub")
+    assert "ready" not in run.stdout and "id name=damka" not in run.stdout

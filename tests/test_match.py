@@ -117,6 +117,10 @@ def test_read_openings_lines_and_pdn(tmp_path):
         encoding="utf-8")
     openings = read_openings(lines, "international")
     assert [len(o.moves) for o in openings] == [4, 2, 0, 1]
+    # a line that ends with its game's result (movetext copied from PDN without tags)
+    results = read_openings(_write(tmp_path / "res.txt", "1. 32-28 19-23 *\n32-28 18-23 2-0\n"
+                                   "1. 33-29 17-21 1-1\n"), "international")
+    assert [len(o.moves) for o in results] == [2, 2, 2]
     assert openings[0].board("international").white_to_move
     assert not openings[3].start.white_to_move
     bad = tmp_path / "bad.txt"
@@ -156,7 +160,8 @@ def test_parse_engine_specs():
     assert parse_engine("dxp=127.0.0.1:27531").address == ("127.0.0.1", 27531)
     assert parse_engine("dxp=127.0.0.1:1").max_instances == 1
     for bad in ("", "scan", "damka cmd=x", "damka level=strongest", "cmd=x level=easy",
-                "dxp=nohost", "damka hash=0", "cmd=''", "damka color=red", "cmd='unclosed"):
+                "dxp=nohost", "damka hash=0", "cmd=''", "damka color=red", "cmd='unclosed",
+                "damka name=", "cmd=x name=' '"):
         with pytest.raises(EngineSpecError):
             parse_engine(bad)
 
@@ -574,6 +579,31 @@ def test_resume_after_a_partial_pdn_file(tmp_path):
     other.pdn = partial
     with pytest.raises(MatchError, match="other engines or openings"):
         Match(other).run()
+
+
+def test_resume_refuses_games_of_other_engine_settings_or_another_clock(tmp_path, capsys):
+    """The engines' names alone let a resumed match count games played by other settings
+    (an auto-named "damka-2" is damka-2 whatever its level) or at another time control."""
+    pdn = str(tmp_path / "m.pdn")
+    first = ["match", "--engine", "damka hash=8", "--engine", "damka hash=8", "--depth", "1",
+             "--games", "2", "--pdn", pdn, "--quiet"]
+    assert cli_main(first) == 0
+    tags = [g.tags for g in read_games(pdn)]
+    assert {t["WhiteEngine"] for t in tags} == {t["BlackEngine"] for t in tags} == {"damka hash=8"}
+    capsys.readouterr()
+    more = ["--games", "4", "--resume"]
+    other_level = ["match", "--engine", "damka hash=8", "--engine", "damka hash=8 level=easy",
+                   "--depth", "1", "--pdn", pdn, "--quiet", *more]
+    assert cli_main(other_level) == 2
+    err = capsys.readouterr().err
+    assert "damka-2 is 'damka hash=8 level=easy'" in err and "other engine settings" in err
+    engines = first[1:5]
+    other_clock = ["match", *engines, "--depth", "2", "--pdn", pdn, "--quiet", *more]
+    assert cli_main(other_clock) == 2
+    assert "was played at depth 1; this match plays depth 2" in capsys.readouterr().err
+    assert len(list(read_games(pdn))) == 2  # nothing was played or lost
+    assert cli_main(["match", *engines, "--depth", "1", "--pdn", pdn, "--quiet", *more]) == 0
+    assert len(list(read_games(pdn))) == 4
 
 
 def test_a_pdn_file_that_cannot_be_written_is_refused_before_any_game(tmp_path):

@@ -362,6 +362,25 @@ def test_tune_help_names_the_options():
         assert option in run.stdout
 
 
+def test_tune_refuses_an_out_or_design_dir_of_the_wrong_kind_before_the_fit(tmp_path):
+    """A directory as --out was found only when the file was written, after the whole fit;
+    a file as --design-dir and an unknown --min-count-of name after the data was read."""
+    data = tmp_path / "data"
+    assert main(["selfplay", "--variant", "english", "--games", "2", "--nodes", "100",
+                 "--workers", "1", "--quiet", "--out", str(data)]) == 0
+    (tmp_path / "a-dir").mkdir()
+    (tmp_path / "a-file").write_text("")
+    for args, words in [(["--out", str(tmp_path / "a-dir")], "is a directory: --out names"),
+                        (["--out", str(tmp_path / "w.dkw"), "--design-dir",
+                          str(tmp_path / "a-file")], "a-file: not a directory"),
+                        (["--out", str(tmp_path / "w.dkw"), "--min-count-of", "foo=3"],
+                         "--min-count-of foo: the layout has no group 'foo'")]:
+        run = damka("tune", str(data), "--quiet", *args)
+        assert run.returncode == 2 and words in run.stderr, run.stderr
+        assert "tune: K =" not in run.stdout  # refused before any fitting
+    assert not (tmp_path / "w.dkw").exists()
+
+
 @pytest.mark.parametrize("args, words", [
     (["--out", "w.dkw"], "DATA_DIR"),
     (["data", "--out", "w.dkw", "--lambda", "2"], "lambda must be between 0.0 and 1.0"),

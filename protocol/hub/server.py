@@ -101,6 +101,10 @@ def _int(text: str, low: int, high: int) -> int:
     return value
 
 
+#: the longest error message sent whole (the rest is cut, its length said)
+ERROR_CHARS = 400
+
+
 class HubError(Exception):
     """A command that cannot be carried out: reported as ``error message=...``."""
 
@@ -183,6 +187,8 @@ class HubServer:
             self._lines.put(None)  # wake the loop if it waits for input
 
     def error(self, message: str) -> None:
+        if len(message) > ERROR_CHARS:  # a bad line of megabytes is not echoed back whole
+            message = f"{message[:ERROR_CHARS]}... ({len(message)} characters)"
         self.send("error", message=message)  # (send makes it one line, whatever it quotes)
 
     # -- the loop --------------------------------------------------------------------------
@@ -279,7 +285,10 @@ class HubServer:
             raise HubError(f"missing value for {args['name']}")
         name = args["name"].strip().lower()
         before = replace(self.params), self.board
-        self._set_param(name, args["value"], args["name"])
+        try:
+            self._set_param(name, args["value"], args["name"])
+        except ValueError as exc:  # a number or boolean out of its range: name the parameter
+            raise HubError(f"{args['name']}: {exc}") from None
         if not (self._initialised and name in ENGINE_PARAMS):
             return
         try:
@@ -464,39 +473,53 @@ class HubServer:
         else:
             board = board.copy()
         for token in tokens[start:]:
+            ours = pydraughts.read_move(variant, token, self.params.pydraughts)
             try:
-                board.push(pydraughts.read_move(variant, token, self.params.pydraughts))
+                board.push(ours)
             except DamkaError as exc:
-                raise HubError(f"illegal move {token}: {exc}") from None
+                # with pydraughts-8x8 the board's reason speaks of the move renumbered
+                seen = f" (pydraughts-8x8 numbering; {ours} in ours)" if ours != token else ""
+                raise HubError(f"illegal move {token}{seen}: {exc}") from None
         self.board = board
         self._pos_source = source
         self._pos_moves = tokens
 
     def cmd_level(self, args: dict) -> None:
+        from engine.limits import MAX_DEPTH, MAX_NODES
         from engine.search import Limits
 
         def whole(text: str) -> int:  # nodes=1e6 and moves=40.0 are numbers too
             return int(float(text))
 
-        def number(name: str, read: Callable = float, default: str | None = None):
+        def number(name: str, read: Callable = float, default: str | None = None,
+                   within: "tuple[Callable, str] | None" = None):
+            """The value of ``name``; ``within`` (a test and what it asks) bounds it, and the
+            error names the Hub's own word and the text as it was sent."""
             text = args.get(name, default)
             try:
-                return read(text)
+                value = read(text)
             except (TypeError, ValueError, OverflowError):  # OverflowError: nodes=inf
                 kind = "a number" if read is float else "a whole number"
                 raise HubError(f"bad level: {name} must be {kind}, not {text!r}") from None
+            if within is not None and not within[0](value):
+                raise HubError(f"bad level: {name} must be {within[1]}, not {text}")
+            return value
 
+        positive = (lambda v: v > 0, "positive")
+        not_negative = (lambda v: v >= 0, "0 or more")
         fields: dict = {}
         if "depth" in args:
-            fields["depth"] = number("depth", int)
+            fields["depth"] = number("depth", int, within=(
+                lambda v: 1 <= v <= MAX_DEPTH, f"between 1 and {MAX_DEPTH}"))
         if "nodes" in args:
-            fields["nodes"] = number("nodes", whole)
+            fields["nodes"] = number("nodes", whole, within=(
+                lambda v: 1 <= v <= MAX_NODES, f"between 1 and {MAX_NODES}"))
         if "move-time" in args:
-            fields["movetime"] = number("move-time")
+            fields["movetime"] = number("move-time", within=positive)
         if "time" in args or "inc" in args or "moves" in args:
-            inc = number("inc") if args.get("inc") else 0.0
+            inc = number("inc", within=not_negative) if args.get("inc") else 0.0
             # the increment is added before the move (docs/protocols.md 1.8): it may be spent now
-            fields["time_left"] = number("time", default="30") + inc
+            fields["time_left"] = number("time", default="30", within=not_negative) + inc
             fields["increment"] = inc
             if args.get("moves"):
                 moves = number("moves", whole)

@@ -35,7 +35,7 @@ def parse_line(line: str) -> tuple[str, dict[str, str]]:
             i += 1
         name = text[start:i]
         if not name:
-            raise HubSyntaxError(f"unexpected {text[i]!r} at column {i + 1}")
+            raise HubSyntaxError(f"unexpected {_shown(text[i])} at column {i + 1}")
         value = None
         if i < n and text[i] == "=":
             i += 1
@@ -51,9 +51,9 @@ def parse_line(line: str) -> tuple[str, dict[str, str]]:
                     i += 1
                 value = text[start:i]
             if i < n and not text[i].isspace():
-                raise HubSyntaxError(f"unexpected {text[i]!r} at column {i + 1}")
+                raise HubSyntaxError(f"unexpected {_shown(text[i])} at column {i + 1}")
         elif i < n and not text[i].isspace():
-            raise HubSyntaxError(f"unexpected {text[i]!r} at column {i + 1}")
+            raise HubSyntaxError(f"unexpected {_shown(text[i])} at column {i + 1}")
         tokens.append((name, value))
     if not tokens:
         raise HubSyntaxError("missing command")
@@ -90,3 +90,9 @@ def format_line(command: str, *flags: str, **args: object) -> str:
         if not word or not all(_is_name_char(c) for c in word):
             raise ValueError(f"a Hub command or name must be one word: {word!r}")
     return " ".join(parts)
+
+
+def _shown(char: str) -> str:
+    """A character as an error shows it: quoted, and a double quote not turned into a single
+    one by the ``error message="..."`` line around it."""
+    return "double quote" if char == '"' else repr(char)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from engine.limits import MAX_NODES
 from protocol import args as arg
 from protocol.match.defaults import (DEFAULT_CONCURRENCY, DEFAULT_EVENT, DEFAULT_GRACE,
                                      DEFAULT_MAX_MOVES)
@@ -34,7 +35,7 @@ def add_parser(subparsers) -> None:
                    help="game clock in seconds: 40/60+0.5, 60+0.5, 40/60 or 60")
     p.add_argument("--movetime", type=arg.seconds, metavar="SECONDS", help="time per move")
     p.add_argument("--depth", type=arg.depth, help="search depth per move")
-    p.add_argument("--nodes", type=arg.positive_int("nodes"), help="nodes per move")
+    p.add_argument("--nodes", type=arg.int_range("nodes", 1, MAX_NODES), help="nodes per move")
     p.add_argument("--openings", metavar="FILE",
                    help="openings: PDN games, or lines of FENs or moves (default: the start "
                         "position)")

@@ -116,6 +116,9 @@ def parse_engine(text: str) -> EngineSpec:
                                   "egtb)")
     if len(kinds) != 1:
         raise EngineSpecError(f"{text!r} must name exactly one of damka, cmd=..., dxp=...")
+    if "name" in values and not values["name"].strip():
+        raise EngineSpecError(f"an empty name in {text!r} (name=NAME names the engine in the "
+                              "table and the PDN)")
     kind = kinds[0]
     allowed = {"damka": {"name", "level", "hash", "threads", "seed", "eval", "weights", "egtb"},
                "hub": {"name", "cmd", "dir"},

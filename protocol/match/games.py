@@ -433,6 +433,11 @@ def new_game(config: MatchConfig, variant: Variant, names: Sequence[str], date: 
         "Opening": str(s.opening + 1),
         "TimeControl": str(config.control),
     }
+    for colour, index in (("White", s.white), ("Black", s.black)):
+        # the engine as --engine gave it: --resume refuses games of other settings by it
+        text = getattr(config.engines[index], "text", "")
+        if text:
+            tags[f"{colour}Engine"] = text
     game = Game(variant, opening.start, tags)
     if opening.start != Game(variant).start:
         game.tags["FEN"] = game.start_fen

@@ -2,9 +2,10 @@
 
 An openings file is either PDN (each game's FEN tag and main line is an opening; its result
 is ignored) or plain lines, one opening each: a FEN (``W:W31,...:B1,...``), or moves from the
-rule set's start position (``32-28 19-23 28x19``, move numbers allowed), or a FEN followed by
-``|`` and moves. Empty lines and lines starting with ``#`` are skipped. Every opening is
-checked (its moves replayed) when the file is read, so a bad one fails before the match.
+rule set's start position (``32-28 19-23 28x19``, move numbers and a closing result allowed),
+or a FEN followed by ``|`` and moves. Empty lines and lines starting with ``#`` are skipped.
+Every opening is checked (its moves replayed) when the file is read, so a bad one fails
+before the match.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ _NUMBER = re.compile(r"^\d+\.+$")
 #: a FEN starts with the side to move and a colon; move lists may hold colons too (Russian
 #: and Czech write captures c3:e5)
 _FEN_START = re.compile(r'^"?[WBwb]:')
+#: the results PDN writes after a game's moves (draughts scores 2-0, 1-1, 0-2 as well)
+_RESULTS = frozenset({"*", "1-0", "0-1", "2-0", "0-2", "1-1", "1/2-1/2", "½-½"})
 
 
 def _line_opening(variant: Variant, text: str) -> Opening:
@@ -61,7 +64,10 @@ def _line_opening(variant: Variant, text: str) -> Opening:
     board = Board(variant, fen.strip() or None)
     start = board.position
     played = []
-    for word in moves.split():
+    words = moves.split()
+    if words and words[-1] in _RESULTS:  # a game's result closing the line: not a move
+        words.pop()
+    for word in words:
         word = re.sub(r"^\d+\.+", "", word)
         if not word or _NUMBER.match(word):
             continue

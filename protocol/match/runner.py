@@ -212,8 +212,10 @@ class Match:
                 try:
                     s = by_round[int(tags.get("Round", ""))]
                 except (KeyError, ValueError):
-                    raise MatchError(f"{path}: game {number} (Round {tags.get('Round')!r}) is "
-                                     "not a game of this match") from None
+                    given = tags.get("Round")
+                    which = "no Round tag" if given is None else f"Round {given!r}"
+                    raise MatchError(f"{path}: game {number} ({which}) is not a game of this "
+                                     "match (a file of other games?)") from None
                 expected = (self.names[s.white], self.names[s.black], str(s.opening + 1))
                 found = (tags.get("White"), tags.get("Black"), tags.get("Opening"))
                 if found != expected:
@@ -221,6 +223,7 @@ class Match:
                         f"{path}: game {number} (Round {s.round}) is {found[0]} - {found[1]}, "
                         f"opening {found[2]}; this match plays {expected[0]} - {expected[1]}, "
                         f"opening {expected[2]} there (other engines or openings?)")
+                self._check_settings(path, number, s, tags)
                 outcome = game.outcome()
                 if outcome is None:
                     raise MatchError(f"{path}: game {number} (Round {s.round}) has no result")
@@ -229,6 +232,22 @@ class Match:
         except PdnError as exc:
             raise MatchError(f"cannot resume from {path}: {exc}") from None
         return list(done.values())
+
+    def _check_settings(self, path, number: int, s: Scheduled, tags: dict) -> None:
+        """A game read back was played at this match's time control and by engines of the
+        same settings (files written before the engine tags are checked on the clock only)."""
+        where = f"{path}: game {number} (Round {s.round})"
+        control = str(self.config.control)
+        if tags.get("TimeControl", control) != control:
+            raise MatchError(f"{where} was played at {tags['TimeControl']}; this match plays "
+                             f"{control} (another time control?)")
+        for colour, index in (("White", s.white), ("Black", s.black)):
+            text = getattr(self.config.engines[index], "text", "")
+            was = tags.get(f"{colour}Engine")
+            if text and was is not None and was != text:
+                raise MatchError(f"{where} was played by {self.names[index]} as {was!r}; "
+                                 f"this match's {self.names[index]} is {text!r} (other "
+                                 "engine settings?)")
 
     def _check_pdn_writable(self) -> None:
         """A PDN file that cannot be written is an error before any game is played."""

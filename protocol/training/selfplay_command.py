@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
+from engine.limits import MAX_NODES
 
 from protocol import args as arg
 
@@ -31,7 +32,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--games", required=True, type=arg.bounded(int, "games", 1), metavar="N",
                    help="games the directory should hold (a rerun plays the missing ones)")
     add_variant(p)
-    p.add_argument("--nodes", type=arg.bounded(int, "nodes", 1), metavar="N",
+    p.add_argument("--nodes", type=arg.bounded(int, "nodes", 1, MAX_NODES), metavar="N",
                    help=f"nodes per move (default {DEFAULT_NODES} when --depth is not given)")
     p.add_argument("--depth", type=arg.bounded(int, "depth", 1, arg.MAX_DEPTH), metavar="D",
                    help="depth per move (with --nodes, whichever comes first)")

@@ -38,6 +38,12 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
     folder = Path(args.out).resolve().parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise DataError(f"{args.out}: cannot write there ({folder} is no writable directory)")
+    if Path(args.out).is_dir():
+        raise DataError(f"{args.out} is a directory: --out names the weights file to write")
+    if args.design_dir is not None and Path(args.design_dir).exists() \
+            and not Path(args.design_dir).is_dir():
+        raise DataError(f"{args.design_dir}: not a directory (--design-dir is where the "
+                        "features are kept)")
     positions = load_positions(args.data, variant, args.quiet_only)
     variant = positions.variant
     if len(positions) == 0:
@@ -59,6 +65,8 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
         print(f"tune: holding {', '.join(args.hold)}: {int(kept.sum())} parameters kept at "
               f"their --init values", flush=True)
 
+    for count in args.min_count:  # a bad --min-count-of name is refused before the long work
+        min_counts(ev.layout(variant), count, args.min_count_of)
     factoring = None
     if args.factor:
         factoring = _factoring(ev.layout(variant), args.factor, frozen)
