@@ -884,6 +884,10 @@ cdef int search(SearchState* s, const Pos* p, int depth, int ply, int alpha, int
     if ply > s.sel_depth:
         s.sel_depth = ply
     if ply > 0 and is_draw(s, ply):
+        # the move that completed a count may also have left no legal move: that is a loss
+        # first (as engine.game rules it; a repeated position always has moves)
+        if not has_capture(&s.rules, p) and count_quiet(&s.rules, p) == 0:
+            return -MATE + ply
         return 0
     if ply >= MAX_PLY - 2:
         return static_eval(s, p)

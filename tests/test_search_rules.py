@@ -346,3 +346,25 @@ def test_evaluation_cache_never_outlives_the_weights(name):
         assert after == fresh.quiesce(threats=True)
         changed += after != before
     assert changed > 20  # the weights matter: a stale score would have shown
+
+
+def test_a_move_that_ends_a_draw_count_and_leaves_no_move_wins():
+    """The game rules the loss of the side without a legal move before any count's draw
+    (engine.game); the search had scored such a move 0, its draw test coming before its
+    move generation. Russian: e1-f2 is the 80th ply without a capture or a crowning, and
+    Black's h4 man has no move after it."""
+    from engine.draws import DrawCounters, next_counters
+    from engine.game import Termination, draw_termination
+
+    board = Board("russian", "W:We1,g3:Bh4")
+    counters = DrawCounters(no_progress=79)
+    result = Engine("russian", hash_mb=4).search(board, Limits(depth=4), counters=counters)
+    assert result.score >= MATE_THRESHOLD, result
+    before = board.position
+    board.push(result.best_move)
+    after = next_counters(counters, before, result.best_move, board.position, False)
+    # both rules apply after the move: the count's draw, and the loss that comes first
+    assert draw_termination(board.variant, board.position, after, [before]) == \
+        Termination.NO_PROGRESS
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner is True
