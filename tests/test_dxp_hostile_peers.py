@@ -17,7 +17,7 @@ import pytest
 
 import protocol.dxp.transport as transport
 from engine.search import Engine
-from protocol.dxp.codec import AcceptCode, Chat, GameAccept, GameRequest
+from protocol.dxp.codec import AcceptCode, Chat, DxpMove, GameAccept, GameRequest
 from protocol.dxp.listener import run_connection
 from protocol.dxp.session import MAX_ERRORS, DxpSession, DxpSettings
 from protocol.dxp.transport import send_all
@@ -173,3 +173,41 @@ def test_control_characters_from_a_peer_reach_no_log_nor_pdn_tag(tmp_path):
     name = game.tags["Black"]  # we played White (follower_white)
     assert name.startswith("Evil") and not any(c in name for c in "\x1b\x07\r")
     assert "\x1b" not in pdn.read_text()
+
+
+def test_a_game_abandoned_mid_search_then_a_closed_connection_frees_the_slot(tmp_path):
+    """The peer asks for a new game while we think, then hangs up at once. The cancelled
+    search's callback waited for the connection's lock on the search thread, while the
+    connection's thread, holding the lock, waited for a hash-table clear queued behind that
+    callback: the session never ended, every later peer was told busy and the unfinished
+    game never reached the PDN (2 or 3 rounds of this were enough; a race, so not every
+    run of the old code failed here)."""
+    pdn = tmp_path / "games.pdn"
+    server = ServerThread(DxpSettings(movetime=5.0), max_sessions=1, pdn=pdn)
+    try:
+        for attempt in range(8):
+            peer = RawPeer(server.port)
+            peer.send(GameRequest("Probe", False))
+            assert _accepted(peer)
+            peer.send(DxpMove(32, 28))  # we are Black: the follower now thinks for 5 s
+            time.sleep(0.2)
+            peer.send(GameRequest("Probe", False))  # a new game: the one in hand is abandoned
+            assert _accepted(peer)
+            peer.close()
+            time.sleep(0.2)
+            nxt = RawPeer(server.port)
+            nxt.send(GameRequest("Next", False))
+            assert _accepted(nxt), f"the follower still busy after round {attempt + 1}"
+            nxt.close()
+            time.sleep(0.2)
+    finally:
+        server.close()
+    # every game was recorded: two a round, each unfinished ("*")
+    assert pdn.read_text().count('[Result "*"]') == 3 * 8
+
+
+def _accepted(peer: RawPeer) -> bool:
+    reply = peer.recv(timeout=CEILING)
+    while isinstance(reply, Chat):
+        reply = peer.recv(timeout=CEILING)
+    return isinstance(reply, GameAccept) and reply.code == AcceptCode.ACCEPTED

@@ -63,6 +63,9 @@ BUSY_WAIT = 0.5
 BUSY_LINGER = 2.0
 #: the longest the reading thread sleeps before it asks the session for its next deadline
 POLL_CAP = 0.2
+#: seconds between a finished search's looks at whether it is still wanted, while the
+#: connection's thread holds the session
+CALLBACK_POLL = 0.02
 
 
 class _Writer:
@@ -125,9 +128,17 @@ def run_connection(sock: socket.socket, session: DxpSession, *, pace: float = PA
                 pass
 
     def on_search(event: SearchDone) -> None:  # in the search thread
-        with lock:
+        # a search that is no longer current is not waited on the lock for: the thread that
+        # cancelled it holds the lock and may be waiting for this thread (a hash-table clear
+        # queued behind this callback, which the next game's search waits for)
+        while not lock.acquire(timeout=CALLBACK_POLL):
+            if not session.is_current(event):
+                return
+        try:
             if not session.done:
                 deliver(session.search_done(event))
+        finally:
+            lock.release()
 
     session.post = on_search
     try:

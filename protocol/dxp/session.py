@@ -374,6 +374,12 @@ class DxpSession:
             return None, (None if idle is None else max(flag, self._quiet_since) + idle)
         return None, (None if idle is None else self._quiet_since + idle)
 
+    def is_current(self, event: SearchDone) -> bool:
+        """Whether ``event`` is the search the session waits for (read without the
+        connection's lock: a cancelled search's callback must not wait for it)."""
+        search = self._search
+        return search is not None and search[0] == event.token
+
     def search_done(self, event: SearchDone) -> list[Message]:
         """A search finished: play its move (stale searches are ignored)."""
         if self._search is None or self._search[0] != event.token or self.game is None:
