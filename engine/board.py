@@ -130,12 +130,16 @@ class Board:
 
     def pop(self) -> Move:
         """Take back the last move and return it; IndexError if there is none."""
+        if not self.move_stack:
+            raise IndexError("no move to take back")
         move = self.move_stack.pop()
         self.position, self._legal_cache = self._stack.pop()
         return move
 
     def peek(self) -> Move:
         """The last move played; IndexError if there is none."""
+        if not self.move_stack:
+            raise IndexError("no move played yet")
         return self.move_stack[-1]
 
     def _legal_equivalent(self, move: Move) -> Move:

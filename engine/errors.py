@@ -1,10 +1,10 @@
-"""The exceptions of the public API: all are ValueError subclasses that carry the bad input."""
+"""The exceptions of the public API: all are DamkaError (a ValueError) subclasses that carry
+the bad input. A light module that imports nothing of the package, so that every module can
+raise them."""
 
 from __future__ import annotations
 
 from typing import Sequence
-
-from .variants import UnknownVariantError
 
 __all__ = [
     "DamkaError",
@@ -18,6 +18,10 @@ __all__ = [
 
 class DamkaError(ValueError):
     """Base class of damka's input errors."""
+
+
+class UnknownVariantError(DamkaError):
+    """A rule-set name that the registry does not know."""
 
 
 class InvalidFenError(DamkaError):

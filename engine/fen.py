@@ -11,13 +11,14 @@ import re
 from .errors import InvalidFenError
 from .position import Position, bits
 from .squares import parse_square, row_col, square_name
-from .variants import Variant
+from .variants import Variant, as_variant
 
 _TAG = re.compile(r'^\[\s*FEN\s+"(.*)"\s*\]$', re.S)
 
 
-def parse_fen(variant: Variant, fen: str) -> Position:
+def parse_fen(variant: "str | Variant", fen: str) -> Position:
     """Read a FEN in the rule set's own notation; InvalidFenError says what is wrong."""
+    variant = as_variant(variant)
     if not isinstance(fen, str):
         raise InvalidFenError(repr(fen), "a FEN must be text")
     text = fen.strip()
@@ -134,8 +135,9 @@ def _block(variant: Variant, position: Position, mask: int, compact: bool) -> st
     return ",".join(items)
 
 
-def write_fen(variant: Variant, position: Position, compact: bool = False) -> str:
+def write_fen(variant: "str | Variant", position: Position, compact: bool = False) -> str:
     """The FEN of a position; ``compact`` writes runs of three or more squares as ranges."""
+    variant = as_variant(variant)
     side = "W" if position.white_to_move else "B"
     white = _block(variant, position, position.white, compact)
     black = _block(variant, position, position.black, compact)

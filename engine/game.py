@@ -21,6 +21,7 @@ from typing import Sequence, Union
 
 from .board import Board
 from .draws import DrawCounters, endgame_rule, next_counters
+from .errors import DamkaError
 from .fen import write_fen
 from .move import Move
 from .outcome import Outcome, Termination, parse_result, result_text
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 
-class GameOverError(ValueError):
+class GameOverError(DamkaError):
     """A move pushed into a game that was ended with ``Game.end``."""
 
 
@@ -230,7 +231,11 @@ class Game:
 
     def add_comment(self, text: str, ply: int | None = None) -> None:
         """A comment after move ``ply`` (1-based; default the last move, 0 before the first)."""
+        if not isinstance(text, str):
+            raise TypeError(f"a comment is text, not {type(text).__name__}")
         ply = self.ply if ply is None else ply
+        if not (isinstance(ply, int) and 0 <= ply <= self.ply):
+            raise IndexError(f"no move {ply} to comment on (the game has {self.ply})")
         comment = Comment(text)
         if ply == 0:
             self.intro.append(comment)
@@ -275,6 +280,10 @@ class Game:
         ``result`` is PDN text in any scoring (normalised to the rule set's), or the winner
         (True White, False Black, None a draw). ``termination`` None means unknown (PDN).
         """
+        if termination is not None and not isinstance(termination, Termination):
+            raise TypeError(f"termination is a Termination or None, not {termination!r}")
+        if not (result is None or isinstance(result, (str, bool))):
+            raise TypeError(f"result is PDN text, True, False or None, not {result!r}")
         winner = parse_result(result) if isinstance(result, str) else result
         self._ended = Outcome(result_text(self.variant, winner), winner, termination)
         return self._ended

@@ -15,7 +15,7 @@ from .fen import _check_men_rows
 from .move import Move
 from .position import Position
 from .squares import parse_square, square_name, square_of_number
-from .variants import Variant
+from .variants import Variant, as_variant
 
 __all__ = [
     "parse_move",
@@ -85,12 +85,13 @@ def _matches(squares: list[int], capture: bool | None, legal: list[Move]) -> lis
     ]
 
 
-def parse_move(variant: Variant, text: str, legal: Iterable[Move]) -> Move:
+def parse_move(variant: "str | Variant", text: str, legal: Iterable[Move]) -> Move:
     """The one legal move that ``text`` names.
 
     InvalidMoveError for text that is no move, IllegalMoveError when no legal move fits,
     AmbiguousMoveError (``candidates`` in PDN long form) when several do.
     """
+    variant = as_variant(variant)
     squares, capture = _read(variant, text)
     legal = list(legal)
     found = _matches(squares, capture, legal)
@@ -102,12 +103,15 @@ def parse_move(variant: Variant, text: str, legal: Iterable[Move]) -> Move:
     raise error
 
 
-def write_pdn(variant: Variant, move: Move, legal: Iterable[Move]) -> str:
+def write_pdn(variant: "str | Variant", move: Move, legal: Iterable[Move]) -> str:
     """PDN for a legal move: short form if it names only this move, else the full path.
 
     If even the path were ambiguous, the Hub form with the captured squares is used (in the
     rule set's own square names).
     """
+    variant = as_variant(variant)
+    if not isinstance(move, Move):
+        raise TypeError(f"write_pdn takes a Move, not {type(move).__name__}")
     legal = list(legal)
     if move not in legal:
         raise IllegalMoveError(move.pdn_long(variant))
@@ -126,12 +130,13 @@ def write_pdn(variant: Variant, move: Move, legal: Iterable[Move]) -> str:
 _PIECES = {"w": (True, False), "W": (True, True), "b": (False, False), "B": (False, True)}
 
 
-def parse_hub_position(variant: Variant, text: str) -> Position:
+def parse_hub_position(variant: "str | Variant", text: str) -> Position:
     """Read a Hub position string: side (W/B), then one of w b W B e per square 1..N.
 
     10x10: 51 characters; 8x8: 33 in the set's own numbering (English numbers for the
     algebraic sets). Errors raise InvalidFenError.
     """
+    variant = as_variant(variant)
     if not isinstance(text, str):
         raise InvalidFenError(repr(text), "a Hub position must be text")
     body = text.strip()
@@ -179,6 +184,7 @@ def square_letters(variant: Variant, position: Position, letters: str = "wWbBe")
     return "".join(out)
 
 
-def write_hub_position(variant: Variant, position: Position) -> str:
+def write_hub_position(variant: "str | Variant", position: Position) -> str:
     """The Hub position string of a position (see parse_hub_position)."""
+    variant = as_variant(variant)
     return ("W" if position.white_to_move else "B") + square_letters(variant, position)

@@ -32,10 +32,13 @@ Source = Union[str, "os.PathLike[str]", IO[str]]
 ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "GameType", "FEN")
 #: tags the writer always derives from the game itself
 _DERIVED = frozenset({"Result", "GameType", "FEN"})
+#: the tag that records the "no forced capture" house rule (``[ForcedCapture "no"]``), which
+#: PDN's GameType has no number for
+HOUSE_RULE_TAG = "ForcedCapture"
 WIDTH = 79
 
 
-class PdnError(ValueError):
+class PdnError(DamkaError):
     """A PDN game that cannot be read: ``game`` (1-based number), its ``tags`` and ``line``."""
 
     def __init__(self, message: str, game: int | None = None, tags: "dict | None" = None,
@@ -74,6 +77,10 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
+
+#: what the writer may write as a tag name and as an annotation (what the reader reads back)
+_TAG_NAME = re.compile(r"[A-Za-z0-9_]+")
+_NAG = re.compile(r"\$\d+|[!?]+")
 
 #: a tag is scanned in steps that each always match and never back up: ``[`` and its name,
 #: then a quoted value (escapes allowed) or a bare one, then ``]``. One regular expression for
@@ -281,8 +288,12 @@ def _new_game(raw: _RawGame, default: Variant) -> Game:
             raise _Fail(f"unsupported GameType {gametype!r}", raw.line) from None
         if variant.gametype == default.gametype:
             variant = default  # keeps a house rule that the argument asked for
+    if raw.tags.get(HOUSE_RULE_TAG, "").strip().lower() in ("no", "false", "0") \
+            and variant.size == 8:
+        variant = variant.with_forced_capture(False)
+    tags = {k: v for k, v in raw.tags.items() if k != HOUSE_RULE_TAG}  # (the variant says it)
     try:
-        return Game(variant, raw.tags.get("FEN") or None, raw.tags)
+        return Game(variant, raw.tags.get("FEN") or None, tags)
     except DamkaError as exc:
         raise _Fail(str(exc), raw.line) from None
 
@@ -403,14 +414,21 @@ def _tag_lines(game: Game) -> list[str]:
     tags["GameType"] = gametype if same else game.variant.pdn_gametype
     if "FEN" in game.tags or game.start != Board(game.variant).position:
         tags["FEN"] = game.start_fen
+    if not game.variant.forced_capture:  # GameType cannot say it: without it, unreadable
+        tags[HOUSE_RULE_TAG] = "no"
     for name, value in game.tags.items():
-        if name not in tags and name != "Termination":
+        if name not in tags and name not in ("Termination", HOUSE_RULE_TAG):
             tags[name] = value
     termination, written = game.termination, game.tags.get("Termination")
     if written is not None and Termination.parse(written) in (None, termination):
         tags["Termination"] = written  # as read: it says no more than the game does
     elif termination is not None and (not termination.by_rules or written is not None):
         tags["Termination"] = termination.value
+    for name in tags:
+        if not isinstance(name, str) or not _TAG_NAME.fullmatch(name):
+            # written, it would make the file unreadable from this game on
+            raise DamkaError(f"the tag name {name!r} cannot be written in PDN (letters, digits "
+                             "and _ only)")
     return [f'[{name} "{_escape(str(value))}"]' for name, value in tags.items()]
 
 
@@ -419,6 +437,10 @@ def _comment(text: str) -> str:
 
 
 def _nag_tokens(move_text: str, nags: list[str]) -> list[str]:
+    for nag in nags:
+        if not (isinstance(nag, str) and _NAG.fullmatch(nag)):
+            raise DamkaError(f"the annotation {nag!r} after {move_text} cannot be written in "
+                             "PDN ($ and a number, or ! and ? marks)")
     marks = "".join(n for n in nags if not n.startswith("$"))
     return [move_text + marks] + [n for n in nags if n.startswith("$")]
 

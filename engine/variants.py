@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import IntEnum
 
+from .errors import UnknownVariantError
+
 
 class Precedence(IntEnum):
     """Which captures may be chosen when several are possible (the core uses the numbers)."""
@@ -260,10 +262,6 @@ for _v in VARIANTS:
 
 #: suffixes that ask for the "no forced capture" house rule, as in "russian-nocapture"
 _HOUSE_RULE_SUFFIXES = ("-nocapture", "-free", "+nofc", "-nofc")
-
-
-class UnknownVariantError(ValueError):
-    """A rule-set name that the registry does not know."""
 
 
 def get_variant(name: "str | Variant", forced_capture: bool | None = None) -> Variant:

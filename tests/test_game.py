@@ -258,3 +258,41 @@ def test_comments_are_attached_to_moves():
     game.push("32-28")
     game.add_comment("after")
     assert game.intro[0].text == "before" and game.notes[0].comments == ["after"]
+
+
+def test_bad_arguments_are_refused_where_they_are_given():
+    """They were accepted and failed later (write_game's AttributeError: the game could not
+    be saved), or came out as Python's own IndexError and KeyError."""
+    game = Game("international")
+    with pytest.raises(TypeError, match="termination is a Termination or None"):
+        game.end("2-0", "time forfeit")
+    with pytest.raises(TypeError, match="result is PDN text"):
+        game.end(5, None)
+    with pytest.raises(TypeError, match="a comment is text"):
+        game.add_comment(None)
+    with pytest.raises(IndexError, match="no move 5 to comment on"):
+        game.add_comment("x", 5)
+    with pytest.raises(IndexError, match="no move to take back"):
+        game.pop()
+    with pytest.raises(IndexError, match="no move played yet"):
+        Board().peek()
+    with pytest.raises(TypeError, match="takes a Move, not str"):
+        Board().pdn("32-28")
+    assert game.ply == 0 and game.outcome() is None  # nothing was recorded
+
+
+def test_errors_of_the_api_are_all_damka_errors_and_functions_take_names():
+    from engine import DamkaError, parse_fen, parse_hub_position, write_fen, write_hub_position
+    from engine.pdn import PdnError, read_game
+    from engine.variants import UnknownVariantError
+
+    for error in (GameOverError, PdnError, UnknownVariantError):
+        assert issubclass(error, DamkaError)
+    with pytest.raises(DamkaError):
+        get_variant("no such rules")
+    with pytest.raises(DamkaError):
+        read_game("1. 32-28 32-28 *")
+    position = parse_fen("russian", "W:Wc3:Bd6")
+    assert position == parse_fen(get_variant("russian"), "W:Wc3:Bd6")
+    assert write_fen("russian", position) == "W:Wc3:Bd6"
+    assert parse_hub_position("russian", write_hub_position("russian", position)) == position

@@ -404,3 +404,46 @@ def test_reads_a_corpus_written_by_pydraughts(tmp_path):
         if ending != "*":
             assert game.result == ending
         round_trip(game)
+
+
+@pytest.mark.parametrize("name", ["My Tag", "Événement", "", "a]", 'x"'])
+def test_a_tag_name_pdn_cannot_hold_is_refused_when_written_not_read(name, tmp_path):
+    """It was written as given; the reader then refused the file from that game on, so one
+    such game appended by a runner hid every game after it."""
+    from engine.errors import DamkaError
+
+    game = Game("international")
+    game.push("32-28")
+    game.tags[name] = "x"
+    with pytest.raises(DamkaError, match="cannot be written in PDN"):
+        write_game(game)
+    path = tmp_path / "games.pdn"
+    with pytest.raises(DamkaError):
+        append_game(path, game)
+    assert not path.exists() or path.read_text() == ""
+
+
+def test_an_annotation_pdn_cannot_hold_is_refused_and_the_marks_round_trip():
+    from engine.errors import DamkaError
+
+    game = Game("international")
+    game.push("32-28")
+    game.notes[-1].nags.append("zz")
+    with pytest.raises(DamkaError, match="annotation 'zz' after 32-28"):
+        write_game(game)
+    game.notes[-1].nags[:] = ["!?", "$3"]
+    assert read_game(write_game(game)).notes[-1].nags == ["!?", "$3"]
+
+
+def test_the_house_rule_is_written_in_a_tag_and_read_back_without_being_asked():
+    """GameType has no number for "no forced capture": the file read back as the plain rules
+    failed on the first move that ignores a capture."""
+    game = Game("russian-nocapture", "W:Wc3:Bd4,h8")
+    move = next(m for m in game.board.legal_moves if not m.captured)  # a capture is there
+    game.push(move)
+    text = write_game(game)
+    assert '[ForcedCapture "no"]' in text
+    back = read_game(text)  # no variant given
+    assert not back.variant.forced_capture and back.moves == game.moves
+    assert write_game(back) == text
+    assert "ForcedCapture" not in write_game(Game("russian"))
