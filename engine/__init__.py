@@ -18,6 +18,7 @@ from .errors import (  # noqa: E402
     DamkaError,
     IllegalMoveError,
     InvalidFenError,
+    InvalidPositionError,
     InvalidMoveError,
     UnknownVariantError,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "write_hub_position",
     "DamkaError",
     "InvalidFenError",
+    "InvalidPositionError",
     "InvalidMoveError",
     "IllegalMoveError",
     "AmbiguousMoveError",

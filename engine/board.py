@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import _core
-from .errors import IllegalMoveError
-from .fen import parse_fen, write_fen
+from .errors import IllegalMoveError, InvalidFenError, InvalidPositionError
+from .fen import _check_men_rows, parse_fen, write_fen
 from .move import Move
 from .notation import parse_hub_position, parse_move, write_hub_position, write_pdn
 from .outcome import Outcome, Termination, result_text
@@ -60,6 +60,25 @@ class LegalMoves:
         return f"<LegalMoves at {id(self):#x} ({names})>"
 
 
+def _checked(variant: Variant, position: Position) -> Position:
+    """A Position given as masks, refused at once (not at the first move generation) when no
+    board of the rule set holds it."""
+    white, black, kings, _ = position
+    if not all(isinstance(m, int) and m >= 0 for m in (white, black, kings)):
+        raise InvalidPositionError(position, "the masks must be non-negative integers")
+    if (white | black | kings) >> variant.squares:
+        raise InvalidPositionError(position, f"a square past the board's {variant.squares}")
+    if white & black:
+        raise InvalidPositionError(position, "a square holds a white and a black piece")
+    if kings & ~(white | black):
+        raise InvalidPositionError(position, "a king on an empty square")
+    try:
+        _check_men_rows(variant, "", position)  # (only its reason is kept)
+    except InvalidFenError as exc:
+        raise InvalidPositionError(position, exc.reason) from None
+    return position
+
+
 class Board:
     """A draughts position of one rule set, with the moves that led to it.
 
@@ -73,7 +92,8 @@ class Board:
         if fen is None:
             fen = self.variant.start_fen
         self.position: Position = (
-            Position(*fen) if isinstance(fen, Position) else parse_fen(self.variant, fen)
+            _checked(self.variant, Position(*fen)) if isinstance(fen, Position)
+            else parse_fen(self.variant, fen)
         )
         self.move_stack: list[Move] = []
         self._stack: list[tuple[Position, "list[Move] | None"]] = []
@@ -187,8 +207,13 @@ class Board:
         return not self._legal()
 
     def outcome(self) -> Outcome | None:
-        """The result if the side to move cannot move (it loses), else None. The draw rules
-        need the game's history: ``Game.outcome()`` applies them too."""
+        """The result if the side to move cannot move (it loses; as does a side with no
+        piece whoever is to move), else None. The draw rules need the game's history:
+        ``Game.outcome()`` applies them too."""
+        if not (self.position.black if self.white_to_move else self.position.white):
+            # a set-up position whose side not to move has nothing left: it has lost
+            winner = self.white_to_move
+            return Outcome(result_text(self.variant, winner), winner, Termination.NO_PIECES)
         if self._legal():
             return None
         loser = self.position.white if self.white_to_move else self.position.black

@@ -9,6 +9,7 @@ from typing import Sequence
 __all__ = [
     "DamkaError",
     "InvalidFenError",
+    "InvalidPositionError",
     "InvalidMoveError",
     "IllegalMoveError",
     "AmbiguousMoveError",
@@ -30,6 +31,15 @@ class InvalidFenError(DamkaError):
     def __init__(self, fen: str, reason: str):
         super().__init__(f"invalid FEN {fen!r}: {reason}")
         self.fen = fen
+        self.reason = reason
+
+
+class InvalidPositionError(DamkaError):
+    """A Position (bit masks) that no board of the rule set can hold."""
+
+    def __init__(self, position, reason: str):
+        super().__init__(f"invalid position {tuple(position)!r}: {reason}")
+        self.position = position
         self.reason = reason
 
 

@@ -1,8 +1,9 @@
 """How a game ends: ``Termination`` (why), ``Outcome`` (the result, the winner and why), and
 the PDN result forms of each rule set.
 
-One Outcome for the whole library: ``Board.outcome()`` (the side to move has no legal move)
-and ``Game.outcome()`` (that, the draw rules, or an end recorded from outside the board).
+One Outcome for the whole library: ``Board.outcome()`` (the side to move has no legal move,
+or a side no piece) and ``Game.outcome()`` (that, the draw rules, or an end recorded from
+outside the board).
 Results are written in each rule set's PDN scoring (engine/game.py says which).
 """
 

@@ -185,3 +185,31 @@ def test_hub_help_is_answered_and_the_protocol_not_started():
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.startswith("usage: damka hub")
     assert "ready" not in run.stdout and "id name=damka" not in run.stdout
+
+
+@pytest.mark.parametrize("masks, reason", [
+    ((1, 1, 0, True), "a square holds a white and a black piece"),
+    ((2, 1 << 40, 4, True), "a king on an empty square"),
+    ((1 << 60, 2, 0, True), "a square past the board's 50"),
+    ((-1, 2, 0, True), "non-negative integers"),
+    ((1, 1 << 40, 0, True), "a white man on its crowning row"),
+])
+def test_a_board_refuses_a_position_it_cannot_hold_when_it_is_given(masks, reason):
+    """It was taken, and the core's ValueError came at the first move generation."""
+    from engine import Board, DamkaError, InvalidPositionError, Position
+
+    with pytest.raises(InvalidPositionError, match=reason) as caught:
+        Board("international", Position(*masks))
+    assert isinstance(caught.value, DamkaError)
+
+
+def test_a_set_up_position_whose_side_not_to_move_has_no_piece_is_over():
+    from engine import Board
+    from engine.game import Game, Termination
+
+    for fen in ("W:W46:B", "B:W46:B"):
+        outcome = Board("international", fen).outcome()
+        assert outcome is not None and outcome.winner is True
+        assert outcome.termination == Termination.NO_PIECES
+        assert Game("international", fen).outcome() == outcome
+    assert Board("international", "W:W46:B1").outcome() is None
