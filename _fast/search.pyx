@@ -513,6 +513,10 @@ cdef void next_draw_state(SearchState* s, const Pos* before, const Move* m, cons
         out.endgame_kind = endgame_kind(after)
         if out.endgame_kind and out.endgame_kind == d.endgame_kind:
             out.endgame = d.endgame + 1
+        elif out.endgame_kind == 5 and d.endgame_kind == 16:
+            # the lone king took a piece: the 16 moves' end stands, and 5 more at most
+            out.endgame = max(0, s.draws.endgame_two_plies
+                              - (s.draws.endgame_three_plies - d.endgame - 1))
         else:
             out.endgame = 0
     else:

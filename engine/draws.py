@@ -25,7 +25,9 @@ class DrawCounters:
     reversible: int = 0
     #: plies since the last capture or crowning (the 8x8 40-move rule)
     no_progress: int = 0
-    #: plies since the current international endgame rule (16 or 5 moves) began
+    #: plies since the current international endgame rule (16 or 5 moves) began (after a
+    #: capture that turns the 16-move rule into the 5-move one, far enough along that the
+    #: 16 moves' end is kept)
     endgame: int = 0
 
 
@@ -66,9 +68,14 @@ def next_counters(
     no_progress = 0 if move.captured or move.promotes else counters.no_progress + 1
     endgame = 0
     if endgame_rules:
-        kind = endgame_rule(after)
-        if kind and kind == endgame_rule(before):
+        kind, kind_before = endgame_rule(after), endgame_rule(before)
+        if kind and kind == kind_before:
             endgame = counters.endgame + 1
+        elif kind == 5 and kind_before == 16:
+            # the lone king took a piece during the 16 moves: their end stands (FMJD 6.3,
+            # "the maximum of 16 moves remains valid"), and the 5-move rule's 5 at most; the
+            # count goes on as the 5-move rule's, so far along that both ends are kept
+            endgame = max(0, 2 * kind - (2 * kind_before - counters.endgame - 1))
     return DrawCounters(reversible, no_progress, endgame)
 
 

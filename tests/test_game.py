@@ -296,3 +296,51 @@ def test_errors_of_the_api_are_all_damka_errors_and_functions_take_names():
     assert position == parse_fen(get_variant("russian"), "W:Wc3:Bd6")
     assert write_fen("russian", position) == "W:Wc3:Bd6"
     assert parse_hub_position("russian", write_hub_position("russian", position)) == position
+
+
+def test_a_capture_by_the_lone_king_keeps_the_16_moves_end():
+    """FMJD 6.3: when a piece is taken during the 16 moves, their maximum remains valid. The
+    count began again as the 5-move rule's, so the game went on up to 5 moves past it."""
+    game = walk(Game("international", "W:WK46,K50,28:BK5"), 27, no_capture,
+                final=_capture_leaving_quiet_moves)
+    assert game.counters.endgame == 27
+    game.push(next(m for m in game.board.legal_moves if _capture_leaving_quiet_moves(game, m)))
+    walk(game, 4, no_capture)  # 3 against 1 is now 2 against 1
+    assert_fires_at(game, 32, Termination.ENDGAME_5)  # the 16 moves' end, not ply 38
+    # early in the 16 moves, the capture leaves the full 5 moves of the 5-move rule
+    early = walk(Game("international", "W:WK46,K50,28:BK5"), 3, no_capture,
+                 final=_capture_leaving_quiet_moves)
+    early.push(next(m for m in early.board.legal_moves
+                    if _capture_leaving_quiet_moves(early, m)))
+    assert early.counters.endgame == 0
+    walk(early, 10, no_capture)
+    assert_fires_at(early, 14, Termination.ENDGAME_5)
+
+
+def _capture_leaving_quiet_moves(game: Game, move) -> bool:
+    """A capture after which the game goes on for a while: no capture forced in reply, no
+    end."""
+    if not move.captured:
+        return False
+    game.push(move)
+    try:
+        return game.outcome() is None and not any(m.captured for m in game.board.legal_moves)
+    finally:
+        game.pop()
+
+
+def test_the_search_sees_the_16_moves_end_after_the_lone_kings_capture():
+    """The search's own counters follow the same rule. Black's only move, 39x30, leaves its
+    king to be taken: a loss early in the 16 moves, but with one ply of them left the game
+    is drawn by the capture (the count began again before, and the search saw the loss)."""
+    from engine.draws import DrawCounters
+    from engine.search import MATE_THRESHOLD, Engine, Limits
+
+    board = Board("international", "B:WK34,K25,42:BK39")
+    assert [board.pdn(m) for m in board.legal_moves] == ["39x30"]
+    engine = Engine("international", hash_mb=4)
+    early = engine.search(board, Limits(depth=4), counters=DrawCounters(endgame=4))
+    assert early.score <= -MATE_THRESHOLD
+    engine.clear()
+    late = engine.search(board, Limits(depth=4), counters=DrawCounters(endgame=31))
+    assert late.score == 0
