@@ -20,6 +20,7 @@ Progress = _core.Progress
 def perft(board: Board, depth: int, threads: int = 1, on_item: Progress | None = None) -> int:
     """Leaves of the legal-move tree ``depth`` plies below the board's position (the rules
     are the board's, its house rule included). ``on_item`` hears of each subtree counted."""
+    _check(board, depth, threads)
     return _core.perft(board.variant, board.position, depth, threads, on_item)
 
 
@@ -27,6 +28,19 @@ def divide(board: Board, depth: int, threads: int = 1,
            on_item: Progress | None = None) -> list[tuple[Move, int]]:
     """Perft split by the legal moves of the position: (move, leaves below it) per move, in
     the generator's order; the counts add up to ``perft(board, depth)``."""
+    _check(board, depth, threads)
     return [(Move.from_core(core), nodes)
             for core, nodes in _core.divide(board.variant, board.position, depth, threads,
                                             on_item)]
+
+
+def _check(board: Board, depth: int, threads: int) -> None:
+    """The arguments as documented, refused with a message that says so (not a TypeError from
+    a comparison deep inside, nor 1.5 plies read as 1)."""
+    if not isinstance(board, Board):
+        raise TypeError(f"perft counts from a Board, not {type(board).__name__}")
+    for name, value, low in (("depth", depth, 0), ("threads", threads, 1)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} is a whole number, not {value!r}")
+        if value < low:
+            raise ValueError(f"{name} must be >= {low}, not {value}")

@@ -62,8 +62,17 @@ def _lookup(numbering: str, size: int) -> dict[str, int]:
 
 
 def square_name(variant: Variant, s: int) -> str:
-    """The rule set's own name of internal square s ("32", "c3", ...)."""
-    return _labels(variant.numbering, variant.size)[s]
+    """The rule set's own name of internal square s ("32", "c3", ...); ValueError for a
+    square the board lacks (a move of another rule set's board)."""
+    labels = _labels(variant.numbering, variant.size)
+    if not 0 <= s < len(labels):
+        raise ValueError(_off_board(variant, s))
+    return labels[s]
+
+
+def _off_board(variant: Variant, s: int) -> str:
+    return (f"internal square {s} is not on the {variant.name} board "
+            f"(0..{variant.size * variant.size // 2 - 1}): a move of another rule set?")
 
 
 def parse_square(variant: Variant, text: str) -> int:
@@ -88,6 +97,8 @@ def square_number(variant: Variant, s: int) -> int:
     use the English numbering (1 = b8 ... 32 = g1, docs/rules.md 0.4), since Hub squares are
     numbers.
     """
+    if not 0 <= s < variant.size * variant.size // 2:
+        raise ValueError(_off_board(variant, s))
     if variant.algebraic:
         return s + 1
     return int(_labels(variant.numbering, variant.size)[s])

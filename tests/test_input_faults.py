@@ -213,3 +213,31 @@ def test_a_set_up_position_whose_side_not_to_move_has_no_piece_is_over():
         assert outcome.termination == Termination.NO_PIECES
         assert Game("international", fen).outcome() == outcome
     assert Board("international", "W:W46:B1").outcome() is None
+
+
+def test_perft_refuses_arguments_of_the_wrong_kind():
+    """perft(board, "3") was a TypeError from a comparison inside, perft(None, 1) an
+    AttributeError, and 1.5 plies were counted as 1."""
+    from engine import Board, divide, perft
+
+    board = Board("international")
+    for args, error, words in [((board, "3"), TypeError, "depth is a whole number"),
+                               ((board, 1.5), TypeError, "depth is a whole number"),
+                               ((None, 1), TypeError, "from a Board, not NoneType"),
+                               ((board, -1), ValueError, "depth must be >= 0")]:
+        for count in (perft, divide):
+            with pytest.raises(error, match=words):
+                count(*args)
+    assert perft(board, 1) == 9
+
+
+def test_a_move_of_another_rule_sets_board_is_refused_not_misnamed():
+    """Square 45 of a 10x10 move: an IndexError in PDN, and a Hub move "46-41" that no 8x8
+    board has."""
+    from engine import Move
+
+    russian = get_variant("russian")
+    for write in (Move(45, 40).pdn_long, Move(45, 40).hub):
+        with pytest.raises(ValueError, match="not on the russian board"):
+            write(russian)
+    assert Move(31, 26).pdn_long(get_variant("international")) == "32-27"
