@@ -21,6 +21,8 @@ status 2 (``UsageError`` or ``ValueError`` from a command).
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from typing import Sequence
 
@@ -77,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_hub(argparse.Namespace())
     parser = build_parser()
+    before = _interrupt_on_termination()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
@@ -92,12 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: out of memory: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        signum = _received or signal.SIGINT
+        print(f"{PROG}: {'interrupted' if signum == signal.SIGINT else 'terminated'}",
+              file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:
         # the reader went away (``damka perft ... | head``): silence the final flush too
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
@@ -105,6 +108,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"{PROG}: error: {exc.strerror or _one_line(exc)}{where}", file=sys.stderr)
         return 1
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+#: the termination signal that stopped a command (None: Ctrl-C, or none)
+_received: "int | None" = None
+_TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _interrupt(signum: int, frame) -> None:
+    global _received
+    _received = signum
+    raise KeyboardInterrupt
+
+
+def _interrupt_on_termination() -> dict:
+    """SIGTERM and SIGHUP (kill, a closed terminal, a batch system's stop) end a command as
+    Ctrl-C does: the games finished are written, temporary files removed, "rerun to go on"
+    said. Their handlers before are returned, to be put back (tests call main in-process);
+    processes forked meanwhile (self-play and database workers) get the default back."""
+    global _received
+    _received = None
+    before = {}
+    try:
+        for signum in _TERMINATIONS:
+            before[signum] = signal.signal(signum, _interrupt)
+    except ValueError:  # not the main thread: signals are not ours to take
+        pass
+    return before
+
+
+def _default_in_child() -> None:
+    for signum in _TERMINATIONS:
+        if signal.getsignal(signum) is _interrupt:
+            signal.signal(signum, signal.SIG_DFL)  # a worker dies as before; its parent reports
+
+
+os.register_at_fork(after_in_child=_default_in_child)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -601,6 +601,11 @@ def test_resume_refuses_games_of_other_engine_settings_or_another_clock(tmp_path
     other_clock = ["match", *engines, "--depth", "2", "--pdn", pdn, "--quiet", *more]
     assert cli_main(other_clock) == 2
     assert "was played at depth 1; this match plays depth 2" in capsys.readouterr().err
+    other_rules = ["match", *engines, "--depth", "1", "--variant", "english", "--pdn", pdn,
+                   "--quiet", *more]
+    assert cli_main(other_rules) == 2
+    assert "under the rules of international; this match plays english" in \
+        capsys.readouterr().err
     assert len(list(read_games(pdn))) == 2  # nothing was played or lost
     assert cli_main(["match", *engines, "--depth", "1", "--pdn", pdn, "--quiet", *more]) == 0
     assert len(list(read_games(pdn))) == 4

@@ -329,3 +329,60 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_in_a_log(tmp_path, capsys, mo
     assert main(["selfplay", "--out", str(tmp_path / "quiet"), "--games", "2", "--workers",
                  "1", "--variant", "english", *TINY]) == 0
     assert capsys.readouterr().err == ""
+
+
+def _selfplay_process(out: Path, games: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "protocol", "selfplay", "--out", str(out), "--games",
+         str(games), "--workers", "2", "--variant", "english", "--nodes", "150", "--quiet"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _games_done(out: Path) -> int:
+    meta = out / "meta.json"
+    return json.loads(meta.read_text())["games_done"] if meta.exists() else 0
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])
+def test_terminated_run_keeps_its_finished_games(tmp_path, signum):
+    """kill, a closed terminal or a batch system's stop ended the process at once: every game
+    finished since the last write (up to a minute of them) was lost, and nothing said."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    proc = _selfplay_process(out, 100000)
+    deadline = time.monotonic() + 60
+    while not (out / "meta.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(3)  # some games finished, none written yet (chunks go out once a minute)
+    assert _games_done(out) == 0
+    proc.send_signal(getattr(signal, signum))
+    _, err = proc.communicate(timeout=60)
+    assert _games_done(out) > 0, err
+    assert "rerun the same command to go on" in err and "Traceback" not in err
+    read_games(out)  # whole and readable
+
+
+def test_two_runs_into_one_directory_are_refused(tmp_path):
+    """Without a lock the two interleaved their chunks and meta.json: games lost, chunks not
+    the ones meta.json listed."""
+    import time
+
+    out = tmp_path / "run"
+    first = _selfplay_process(out, 100000)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "meta.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        second = subprocess.run(
+            [sys.executable, "-m", "protocol", "selfplay", "--out", str(out), "--games", "10",
+             "--workers", "1", "--variant", "english", "--nodes", "150", "--quiet"],
+            cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        assert "is being written by another damka selfplay" in second.stderr
+    finally:
+        first.terminate()
+        first.communicate(timeout=60)
+    meta, data = read_games(out)  # the first run's games, whole
+    assert meta.games_done == len(data["game_id"])

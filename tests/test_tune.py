@@ -491,3 +491,58 @@ def test_tune_without_names_what_the_layout_lacks(planted, tmp_path, capsys, nam
     assert main(["tune", str(planted[0]), "--out", str(tmp_path / "w.dkw"), "--without", name,
                  "--quiet"]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_tune_refuses_damaged_data_and_the_same_directory_twice(tmp_path):
+    """A truncated chunk gave a traceback (BadZipFile); a chunk of another run copied in was
+    fitted as if meta.json listed it; a directory given twice counted its games twice; --out
+    inside the data directory could replace its meta.json."""
+    import shutil
+
+    data = tmp_path / "data"
+    assert main(["selfplay", "--variant", "english", "--games", "3", "--nodes", "100",
+                 "--workers", "1", "--quiet", "--out", str(data)]) == 0
+    other = tmp_path / "other"
+    assert main(["selfplay", "--variant", "english", "--games", "3", "--nodes", "100",
+                 "--workers", "1", "--quiet", "--seed", "5", "--out", str(other)]) == 0
+    cut = tmp_path / "cut"
+    shutil.copytree(data, cut)
+    chunk = cut / "chunk-00000.npz"
+    chunk.write_bytes(chunk.read_bytes()[:5000])
+    swapped = tmp_path / "swapped"
+    shutil.copytree(data, swapped)
+    shutil.copy(other / "chunk-00000.npz", swapped / "chunk-00000.npz")
+    for args, words in [([str(cut)], "chunk-00000.npz: not a readable chunk"),
+                        ([str(swapped)], "not the chunk meta.json lists"),
+                        ([str(data), str(data)], "is given twice"),
+                        ([str(data), f"{tmp_path}/./data/"], "are one directory")]:
+        run = damka("tune", *args, "--out", str(tmp_path / "w.dkw"), "--quiet")
+        assert run.returncode == 2 and words in run.stderr and "Traceback" not in run.stderr
+    run = damka("tune", str(data), "--out", str(data / "meta.json"), "--quiet")
+    assert run.returncode == 2 and "inside the data directory" in run.stderr
+    assert json.loads((data / "meta.json").read_text())["games_done"] == 3
+
+
+def test_a_design_dir_of_other_files_is_refused_not_emptied(tmp_path):
+    """--design-dir replaced its train/ and validation/ folders whole: a folder of self-play
+    data named train was deleted."""
+    import shutil
+
+    data = tmp_path / "data"
+    assert main(["selfplay", "--variant", "english", "--games", "3", "--nodes", "100",
+                 "--workers", "1", "--quiet", "--out", str(data)]) == 0
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copytree(data, runs / "train")
+    run = damka("tune", str(runs / "train"), "--out", str(tmp_path / "w.dkw"), "--design-dir",
+                str(runs), "--quiet")
+    assert run.returncode == 2 and "holds files that are not the features'" in run.stderr
+    assert (runs / "train" / "meta.json").exists() and (runs / "train" / "chunk-00000.npz").exists()
+    # its own folders are replaced as before: a fit, then a fit of other data
+    other = tmp_path / "other"
+    assert main(["selfplay", "--variant", "english", "--games", "3", "--nodes", "100",
+                 "--workers", "1", "--quiet", "--seed", "5", "--out", str(other)]) == 0
+    design = tmp_path / "design"
+    for source in (data, other):
+        assert damka("tune", str(source), "--out", str(tmp_path / "w.dkw"), "--design-dir",
+                     str(design), "--quiet").returncode == 0

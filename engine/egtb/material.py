@@ -53,6 +53,16 @@ class Material(NamedTuple):
             raise ValueError(f"not a material signature: {name!r}") from None
 
 
+def material_of_file(path, suffix: str) -> Material:
+    """The material of a database file from its name; ValueError naming the file for a stray
+    file in the folder."""
+    try:
+        return Material.from_name(path.name[: -len(suffix)])
+    except ValueError:
+        raise ValueError(f"{path}: not one of the databases (its name is no material "
+                         "signature); move it out of the folder") from None
+
+
 def signatures(pieces: int) -> list[Material]:
     """Every signature with 2..pieces pieces and at least one piece a side, in build order."""
     out = [Material(wm, wk, bm, bk)

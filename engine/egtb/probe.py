@@ -21,7 +21,7 @@ from .builder import solver
 
 if TYPE_CHECKING:
     from ..board import Board
-from .material import Material
+from .material import Material, material_of_file
 from .paths import variant_dir
 from .storage import SUFFIX, EgtbError, TableFile
 
@@ -72,7 +72,7 @@ class Tablebase:
         self._memory_lock = threading.Lock()
         if self.folder.is_dir():
             for path in sorted(self.folder.glob(f"*{SUFFIX}")):
-                m = Material.from_name(path.name[: -len(SUFFIX)])
+                m = material_of_file(path, SUFFIX)
                 self._files[m] = TableFile(path, variant.name, m, self._solver.slice_size(*m),
                                            cache_blocks)
         self.pieces = _complete_pieces(set(self._files))

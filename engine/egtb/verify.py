@@ -11,7 +11,7 @@ import numpy as np
 
 from ..variants import Variant
 from .builder import load_into, solver
-from .material import DEFAULT_WORKERS, Material, signatures
+from .material import DEFAULT_WORKERS, Material, material_of_file, signatures
 from .paths import variant_dir
 from .storage import SUFFIX, EgtbError
 
@@ -32,7 +32,10 @@ def verify(variant: Variant, directory: "str | os.PathLike[str] | None" = None,
     if workers < 1:
         raise EgtbError("workers must be at least 1")
     folder = variant_dir(directory, variant.name)
-    present = {Material.from_name(p.name[: -len(SUFFIX)]) for p in folder.glob(f"*{SUFFIX}")}
+    try:
+        present = {material_of_file(p, SUFFIX) for p in folder.glob(f"*{SUFFIX}")}
+    except ValueError as exc:
+        raise EgtbError(str(exc)) from None
     if not present:
         raise EgtbError(f"no endgame databases for {variant.name} in {folder}")
     top = max(m.pieces for m in present)
@@ -56,9 +59,16 @@ def verify(variant: Variant, directory: "str | os.PathLike[str] | None" = None,
         return SliceCheck(m, s.slice_size(*m), bad, first, time.perf_counter() - start)
 
     out = []
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="damka-verify") as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="damka-verify")
+    try:
         for job in [pool.submit(check, slot) for slot in range(len(todo))]:
             out.append(job.result())
             if on_slice is not None:
                 on_slice(out[-1])
+    except BaseException:
+        # Ctrl-C: the slices not begun are dropped, not checked first (the slices under way
+        # finish; a table is checked slice by slice)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return out

@@ -26,7 +26,7 @@ def add_parser(subparsers) -> None:
                     "(a Hub engine), 'dxp=HOST:PORT [name=N]' (a DXP follower). Each finished "
                     "game is appended to --pdn at once; --resume continues a stopped match. "
                     "A progress line goes to stderr, the final table (wins, draws, losses, "
-                    "score, Elo with its 95%% interval, LOS) to stdout.",
+                    "score, Elo with its 95% interval, LOS) to stdout.",
     )
     p.add_argument("--engine", action="append", metavar="SPEC",
                    help="an engine (give two or more; three or more play a round robin)")

@@ -223,7 +223,7 @@ class Match:
                         f"{path}: game {number} (Round {s.round}) is {found[0]} - {found[1]}, "
                         f"opening {found[2]}; this match plays {expected[0]} - {expected[1]}, "
                         f"opening {expected[2]} there (other engines or openings?)")
-                self._check_settings(path, number, s, tags)
+                self._check_settings(path, number, s, game)
                 outcome = game.outcome()
                 if outcome is None:
                     raise MatchError(f"{path}: game {number} (Round {s.round}) has no result")
@@ -233,10 +233,15 @@ class Match:
             raise MatchError(f"cannot resume from {path}: {exc}") from None
         return list(done.values())
 
-    def _check_settings(self, path, number: int, s: Scheduled, tags: dict) -> None:
-        """A game read back was played at this match's time control and by engines of the
-        same settings (files written before the engine tags are checked on the clock only)."""
+    def _check_settings(self, path, number: int, s: Scheduled, game: Game) -> None:
+        """A game read back was played under this match's rules, at its time control and by
+        engines of the same settings (files written before the engine tags are checked on
+        the rules and the clock only)."""
         where = f"{path}: game {number} (Round {s.round})"
+        tags = game.tags
+        if game.variant != self.variant:
+            raise MatchError(f"{where} was played under the rules of {game.variant}; this "
+                             f"match plays {self.variant} (another --variant?)")
         control = str(self.config.control)
         if tags.get("TimeControl", control) != control:
             raise MatchError(f"{where} was played at {tags['TimeControl']}; this match plays "

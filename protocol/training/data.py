@@ -50,6 +50,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -219,7 +221,8 @@ def read_chunk(path: "str | os.PathLike[str]") -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        # (a truncated or damaged file: BadZipFile, a bad CRC-32, an end of file)
         raise DataError(f"{path}: not a readable chunk ({exc})") from None
     for fields in (POSITION_FIELDS, GAME_FIELDS):
         for name, dtype in fields.items():
@@ -243,8 +246,24 @@ def read_games(directory: "str | os.PathLike[str]",
     parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
     for entry in meta.chunks:
         arrays = read_chunk(Path(directory) / entry["file"])
+        _check_entry(Path(directory) / entry["file"], arrays, entry)
         for name in names:
             parts[name].append(arrays[name])
     dtypes = {**POSITION_FIELDS, **GAME_FIELDS}
     return meta, {name: np.concatenate(p) if p else np.zeros(0, dtypes[name])
                   for name, p in parts.items()}
+
+
+def _check_entry(path: Path, arrays: dict[str, np.ndarray], entry: dict) -> None:
+    """A chunk is the one meta.json lists there: its games, their ids, its positions (a file
+    copied in from another run, or written over by a second run at once, is refused)."""
+    ids = arrays["game_id"]
+    first, games = entry.get("first_game"), entry.get("games")
+    expected = np.arange(first, first + games) if first is not None and games is not None \
+        else None
+    if (expected is not None and not np.array_equal(ids, expected)) \
+            or len(arrays["white"]) != entry.get("positions", len(arrays["white"])):
+        raise DataError(f"{path}: not the chunk meta.json lists (games {first}.."
+                        f"{None if first is None else first + games - 1}, "
+                        f"{entry.get('positions')} positions; the file holds "
+                        f"{len(ids)} games, {len(arrays['white'])} positions)")

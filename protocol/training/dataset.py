@@ -5,6 +5,7 @@ game (every position of a game on the same side of the split)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -59,6 +60,14 @@ def load_positions(directories: Sequence[str], variant: Variant | None,
     label = None if variant is None else variant_label(variant)
     parts: list[dict[str, np.ndarray]] = []
     games = 0
+    seen: dict[Path, str] = {}
+    for directory in directories:  # one directory twice would count its games twice
+        if Path(directory).resolve() in seen:
+            same = seen[Path(directory).resolve()]
+            twice = (f"{directory} is given twice" if same == directory
+                     else f"{same} and {directory} are one directory")
+            raise DataError(f"{twice}: give each once (its games would count twice)")
+        seen[Path(directory).resolve()] = directory
     for number, directory in enumerate(directories):
         meta, arrays = read_games(directory, _FIELDS + ("game_id",))
         found = get_variant(meta.variant)  # the name the data gives, looked up as it is read

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Callable, Iterator
@@ -23,6 +24,8 @@ from scipy import sparse
 
 from engine.durable import replace_bytes
 from engine.variants import Variant
+
+from .data import DataError
 
 __all__ = ["DesignStore", "BLOCK_ROWS", "column_stats"]
 
@@ -42,6 +45,22 @@ def positions_fingerprint(variant: Variant, white: np.ndarray, black: np.ndarray
                          (white_to_move, np.bool_)):
         digest.update(np.ascontiguousarray(array, dtype).tobytes())
     return digest.hexdigest()[:32]
+
+
+#: the files a store is made of (and the temporary ones of its store.json)
+_OURS = re.compile(r"block-\d{5}\.(?:values|indices|indptr)\.npy|store\.json(?:\.[0-9a-f]+\.tmp)?")
+
+
+def _check_ours(directory: Path) -> None:
+    """Refuse to replace a directory that holds anything a store is not made of: --design-dir
+    pointed at a folder of other files (self-play data, say) must not lose them."""
+    if not directory.is_dir():
+        raise DataError(f"{directory}: not a directory, so not one of the features' stores")
+    others = sorted(p.name for p in directory.iterdir() if not _OURS.fullmatch(p.name))
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise DataError(f"{directory} holds files that are not the features' ({shown}): "
+                        "--design-dir must name a folder of its own")
 
 
 class DesignStore:
@@ -75,6 +94,7 @@ class DesignStore:
                 progress(found.shape[0])
             return found
         if directory.exists():
+            _check_ours(directory)
             shutil.rmtree(directory)
         directory.mkdir(parents=True)
         ev = evaluation()

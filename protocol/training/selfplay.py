@@ -64,6 +64,32 @@ def settings_record(settings: SelfPlaySettings, openings_file: str | None,
     return record
 
 
+#: the file a run holds locked while it writes a directory
+LOCK = ".selfplay.lock"
+
+
+def lock_directory(out: "str | os.PathLike[str]") -> int:
+    """Lock ``out`` (made if need be) for this run; the descriptor to close at the end.
+    DataError while another run writes there: two runs at once interleave their chunks and
+    the directory's meta.json, and lose games without a word."""
+    directory = Path(out)
+    if directory.exists() and not directory.is_dir():
+        raise DataError(f"{out} exists and is not a directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        import fcntl
+    except ImportError:  # (no fcntl: not POSIX; the run goes on unlocked)
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise DataError(f"{out} is being written by another damka selfplay: let it finish, or "
+                        "stop it (the same command goes on), or use another --out") from None
+    return fd
+
+
 def prepare_directory(out: "str | os.PathLike[str]", variant: str,
                       settings: dict[str, Any]) -> Meta:
     """The directory's meta: a new one, or the existing one when its settings match."""

@@ -14,7 +14,7 @@ from .defaults import DEFAULT_NODES, DEFAULT_RANDOM_PLIES
 from .data import DataError
 from .features import weights_info
 from .games import SelfPlaySettings
-from .selfplay import prepare_directory, run_selfplay, settings_record
+from .selfplay import lock_directory, prepare_directory, run_selfplay, settings_record
 
 #: seconds between two progress lines of a run whose stderr is not a terminal (a log)
 LOG_EVERY_SECONDS = 60.0
@@ -67,6 +67,18 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
                                 args.seed, args.max_plies, args.hash, args.weights, egtb)
     record = settings_record(settings, args.openings, weights_info(variant, args.weights),
                              egtb_record)
+    try:
+        lock = lock_directory(args.out)
+    except OSError as exc:
+        raise DataError(f"{args.out}: {exc.strerror or exc}") from None
+    try:
+        return _run(args, settings, record, openings, cluster)
+    finally:
+        os.close(lock)
+
+
+def _run(args: argparse.Namespace, settings: SelfPlaySettings, record: dict,
+         openings: list, cluster: "str | None") -> int:
     try:
         meta = prepare_directory(args.out, settings.variant, record)
     except OSError as exc:

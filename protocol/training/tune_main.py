@@ -40,6 +40,9 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
         raise DataError(f"{args.out}: cannot write there ({folder} is no writable directory)")
     if Path(args.out).is_dir():
         raise DataError(f"{args.out} is a directory: --out names the weights file to write")
+    if any(folder == Path(d).resolve() and (folder / "meta.json").exists() for d in args.data):
+        raise DataError(f"{args.out}: inside the data directory {folder}; write the weights "
+                        "elsewhere (the data's own files must not be replaced)")
     if args.design_dir is not None and Path(args.design_dir).exists() \
             and not Path(args.design_dir).is_dir():
         raise DataError(f"{args.design_dir}: not a directory (--design-dir is where the "
