@@ -6,6 +6,7 @@ them per position, so asking twice costs nothing and ``pop`` gives the old list 
 
 from __future__ import annotations
 
+import operator
 from typing import Iterator
 
 from . import _core
@@ -63,9 +64,13 @@ class LegalMoves:
 def _checked(variant: Variant, position: Position) -> Position:
     """A Position given as masks, refused at once (not at the first move generation) when no
     board of the rule set holds it."""
-    white, black, kings, _ = position
-    if not all(isinstance(m, int) and m >= 0 for m in (white, black, kings)):
+    try:  # (numpy's integers too: masks read from data files)
+        white, black, kings = (operator.index(m) for m in position[:3])
+    except TypeError:
+        raise InvalidPositionError(position, "the masks must be integers") from None
+    if min(white, black, kings) < 0:
         raise InvalidPositionError(position, "the masks must be non-negative integers")
+    position = Position(white, black, kings, bool(position.white_to_move))
     if (white | black | kings) >> variant.squares:
         raise InvalidPositionError(position, f"a square past the board's {variant.squares}")
     if white & black:
@@ -175,7 +180,7 @@ class Board:
                     return m
             try:
                 text = move.pdn_long(self.variant)
-            except IndexError:  # squares that this board does not have
+            except (IndexError, ValueError):  # squares that this board does not have
                 text = repr(move)
             raise IllegalMoveError(text)
         raise IllegalMoveError(repr(move), "not a Move")

@@ -201,6 +201,12 @@ def test_a_board_refuses_a_position_it_cannot_hold_when_it_is_given(masks, reaso
     with pytest.raises(InvalidPositionError, match=reason) as caught:
         Board("international", Position(*masks))
     assert isinstance(caught.value, DamkaError)
+    # masks as numpy reads them from a data file are taken, as plain integers
+    import numpy as np
+
+    board = Board("international", Position(np.uint64(1 << 49), np.uint64(1), np.uint64(0),
+                                            np.bool_(True)))
+    assert board.fen() == "W:W50:B1" and type(board.position.white) is int
 
 
 def test_a_set_up_position_whose_side_not_to_move_has_no_piece_is_over():
