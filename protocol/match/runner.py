@@ -247,7 +247,10 @@ class Match:
             raise MatchError(f"{where} was played at {tags['TimeControl']}; this match plays "
                              f"{control} (another time control?)")
         for colour, index in (("White", s.white), ("Black", s.black)):
-            text = getattr(self.config.engines[index], "text", "")
+            spec = self.config.engines[index]
+            if getattr(spec, "kind", None) == "dxp":
+                continue  # its settings are the follower's own; its address may change
+            text = getattr(spec, "text", "")
             was = tags.get(f"{colour}Engine")
             if text and was is not None and was != text:
                 raise MatchError(f"{where} was played by {self.names[index]} as {was!r}; "
