@@ -72,7 +72,7 @@ def square_name(variant: Variant, s: int) -> str:
 
 def _off_board(variant: Variant, s: int) -> str:
     return (f"internal square {s} is not on the {variant.name} board "
-            f"(0..{variant.size * variant.size // 2 - 1}): a move of another rule set?")
+            f"(0..{variant.squares - 1}): a move of another rule set?")
 
 
 def parse_square(variant: Variant, text: str) -> int:
@@ -97,7 +97,7 @@ def square_number(variant: Variant, s: int) -> int:
     use the English numbering (1 = b8 ... 32 = g1, docs/rules.md 0.4), since Hub squares are
     numbers.
     """
-    if not 0 <= s < variant.size * variant.size // 2:
+    if not 0 <= s < variant.squares:
         raise ValueError(_off_board(variant, s))
     if variant.algebraic:
         return s + 1

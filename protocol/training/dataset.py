@@ -62,12 +62,13 @@ def load_positions(directories: Sequence[str], variant: Variant | None,
     games = 0
     seen: dict[Path, str] = {}
     for directory in directories:  # one directory twice would count its games twice
-        if Path(directory).resolve() in seen:
-            same = seen[Path(directory).resolve()]
+        where = Path(directory).resolve()
+        if where in seen:
+            same = seen[where]
             twice = (f"{directory} is given twice" if same == directory
                      else f"{same} and {directory} are one directory")
             raise DataError(f"{twice}: give each once (its games would count twice)")
-        seen[Path(directory).resolve()] = directory
+        seen[where] = directory
     for number, directory in enumerate(directories):
         meta, arrays = read_games(directory, _FIELDS + ("game_id",))
         found = get_variant(meta.variant)  # the name the data gives, looked up as it is read

@@ -93,9 +93,7 @@ def lock_directory(out: "str | os.PathLike[str]") -> int:
 def prepare_directory(out: "str | os.PathLike[str]", variant: str,
                       settings: dict[str, Any]) -> Meta:
     """The directory's meta: a new one, or the existing one when its settings match."""
-    directory = Path(out)
-    if directory.exists() and not directory.is_dir():
-        raise DataError(f"{out} exists and is not a directory")
+    directory = Path(out)  # (made by lock_directory, which refuses a file there)
     meta = read_meta(directory) if directory.exists() else None
     if meta is None:
         if directory.exists() and any(directory.glob("chunk-*.npz")):
