@@ -191,6 +191,42 @@ def test_labels_are_the_true_results(tmp_path):
         check_labels(data, g, rows)
 
 
+def test_deviations_are_random_moves_left_out_and_the_labels_stay_true(one_worker, tmp_path):
+    """--deviate: some plies are a random move without a search (not recorded), the rest as
+    before; the same seed gives the same games on any number of workers, the labels are the
+    games' results, a run without deviations keeps its settings as before, and resuming
+    with another chance is refused."""
+    out = tmp_path / "deviating"
+    assert selfplay_run(out, 4, 1, "--deviate", "0.2") == 0
+    assert selfplay_run(tmp_path / "two", 4, 2, "--deviate", "0.2") == 0
+    data = arrays(out)
+    assert_same(data, arrays(tmp_path / "two"))
+    assert json.loads((out / "meta.json").read_text())["settings"]["deviate"] == 0.2
+    assert "deviate" not in json.loads((one_worker / "meta.json").read_text())["settings"]
+    variant = get_variant("international")
+    gaps = 0
+    for g, rows in games_of(data):
+        check_labels(data, g, rows)
+        steps = np.diff(np.append(data["ply"][rows], data["game_plies"][g]))
+        assert (steps >= 1).all()
+        gaps += int((steps > 1).sum())
+        for i, step in zip(rows[:-1], steps[:-1]):  # each gap is that many legal plies
+            board = Board(variant, position(data, i))
+            reached = {board.position}
+            for _ in range(step):
+                reached = {_after(board, p, m) for p in reached
+                           for m in Board(variant, p).legal_moves}
+            assert position(data, i + 1) in reached
+    assert gaps >= 4  # a fifth of some 400 plies: random moves were played
+    assert selfplay_run(out, 6, 1, "--deviate", "0.1") == 2
+
+
+def _after(board: Board, p: Position, move) -> Position:
+    b = Board(board.variant, p)
+    b.push(move)
+    return b.position
+
+
 def test_house_rule_variant(tmp_path):
     out = tmp_path / "nocapture"
     assert main(["selfplay", "--out", str(out), "--games", "2", "--workers", "1",
@@ -289,7 +325,7 @@ def test_help_names_the_options():
     run = damka("selfplay", "--help")
     assert run.returncode == 0
     for option in ("--out", "--games", "--nodes", "--depth", "--weights", "--egtb",
-                   "--random-plies", "--openings", "--workers", "--seed", "--max-plies",
+                   "--random-plies", "--openings", "--workers", "--seed", "--max-plies", "--deviate",
                    "--variant"):
         assert option in run.stdout
 

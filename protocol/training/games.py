@@ -41,6 +41,9 @@ class SelfPlaySettings:
     hash_mb: int
     weights: str | None  #: a weights file, or None for the engine's own
     egtb: str | None = None  #: a directory of endgame databases, or None
+    #: the chance, at each move after the opening, that the side to move plays a uniformly
+    #: random legal move instead of searching (``--deviate``; 0: never)
+    deviate: float = 0.0
 
     @property
     def limits(self) -> Limits:
@@ -64,7 +67,10 @@ def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
     """Play game ``game_id`` to its end and return its record.
 
     ``openings`` (``Opening`` values of the match runner's loader) are used in turn: game i
-    starts from opening ``i % len(openings)``; without them from the rule set's start.
+    starts from opening ``i % len(openings)``; without them from the rule set's start. With
+    ``settings.deviate`` the side to move now and then plays a random move (not recorded):
+    the games then hold positions the engine would not have chosen but its search meets, a
+    man given away for nothing among them, with the result they lead to.
     """
     variant = settings.rules
     engine.clear()
@@ -85,17 +91,19 @@ def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
         p = board.position
         if engine.egtb is not None and (adjudged := _databases_result(engine, game)):
             break
+        if settings.deviate and rng.random() < settings.deviate:
+            legal = list(board.legal_moves)
+            if len(legal) > 1:  # a position left without a search is not recorded
+                move = game.push(legal[rng.randrange(len(legal))])
+                recent = _after(recent, game, move)
+                continue
         quiet = not _has_capture(variant, p)
         opponent_capture = _has_capture(variant, p._replace(white_to_move=not p.white_to_move))
         found = engine.search(recent, limits, counters=game.counters)
         score = max(-SCORE_CLIP, min(SCORE_CLIP, found.score))
         rows.append((p.white, p.black, p.kings, p.white_to_move, score, quiet,
                      opponent_capture, game.ply))
-        move = game.push(found.best_move)
-        if game.counters.reversible:
-            recent.push(move)
-        else:  # nothing before this position can come back
-            recent = Board(variant, game.board.position)
+        recent = _after(recent, game, game.push(found.best_move))
     if adjudged:
         winner, end = adjudged[0], ENDINGS.index("endgame databases")
     elif outcome is None:
@@ -123,6 +131,15 @@ def _databases_result(engine: Engine, game: Game) -> tuple[bool | None] | None:
 def _has_capture(variant: Variant, position: Position) -> bool:
     """Whether the side to move has a capture (the core's move tuples, no Move objects)."""
     return any(core_move[2] for core_move in _core.generate(variant, position))
+
+
+def _after(recent: Board, game: Game, move) -> Board:
+    """The searched board after the game's latest ``move``: pushed, or a new board from the
+    game's position when the move cannot be undone (nothing before it can come back)."""
+    if game.counters.reversible:
+        recent.push(move)
+        return recent
+    return Board(game.variant, game.board.position)
 
 
 def _recent(game: Game) -> Board:

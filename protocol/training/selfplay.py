@@ -53,9 +53,11 @@ def settings_record(settings: SelfPlaySettings, openings_file: str | None,
     """The settings as meta.json keeps them: what a resumed run must match. Databases are
     kept as what they hold (``egtb``: the complete piece count and the slices; the same
     tables give the same games wherever they lie); without them the key is left out, as in
-    data written before ``--egtb``."""
+    data written before ``--egtb``; so is ``deviate`` when it is 0."""
     record = asdict(settings)
     del record["rules"], record["weights"], record["egtb"]
+    if not settings.deviate:  # (as data written before --deviate keeps it)
+        del record["deviate"]
     record["openings"] = None if openings_file is None else {
         "file": str(openings_file), "sha256": file_sha256(openings_file)}
     record["weights"] = weights

@@ -43,6 +43,12 @@ def add_parser(subparsers) -> None:
                         f"with --openings)")
     p.add_argument("--openings", metavar="FILE",
                    help="openings (PDN, or lines of FENs or moves), used in turn")
+    p.add_argument("--deviate", type=arg.bounded(float, "deviate", 0.0, 1.0), default=0.0,
+                   metavar="P",
+                   help="the chance at each move after the opening that the side to move "
+                        "plays a random legal move instead of the search's (not recorded): "
+                        "positions off the engine's own lines, which its search meets, with "
+                        "the results they lead to (default 0; docs/training.md)")
     p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
                    help="endgame databases (damka egtb build): the engines probe them, and a "
                         "game that reaches a position in them ends with their result "

@@ -64,7 +64,8 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
     nodes = args.nodes if args.nodes is not None or args.depth else DEFAULT_NODES
     egtb, egtb_record = _databases(variant, args.egtb)
     settings = SelfPlaySettings(variant, nodes, args.depth, random_plies,
-                                args.seed, args.max_plies, args.hash, args.weights, egtb)
+                                args.seed, args.max_plies, args.hash, args.weights, egtb,
+                                args.deviate)
     record = settings_record(settings, args.openings, weights_info(variant, args.weights),
                              egtb_record)
     try:
