@@ -7,6 +7,7 @@
 #     bash bench/data_run.sh                  # international: set up what is missing, play on
 #     bash bench/data_run.sh international g2 # international's second generation
 #     bash bench/data_run.sh international g3 # its third: the shipped weights of 41b0ddb
+#     bash bench/data_run.sh international d1 # the shipped engine with random deviations
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     bash bench/data_run.sh english g2       # English's second generation
 #     bash bench/data_run.sh russian g2       # Russian's second generation
@@ -28,7 +29,10 @@
 # first 34,707 games fitted). Russian's generation 2: the engine of 32761f7 with its Russian
 # weights (generation 1 fitted with the material held). International's generation 3: the
 # engine of 41b0ddb with its international weights (generation 1 and the first games of
-# generation 2 fitted, factored; both earlier runs were lost with a machine).
+# generation 2 fitted, factored; both earlier runs were lost with a machine). International
+# d1: the engine and weights of dd937bb (the shipped ones) with `--deviate 0.02`, a random
+# move instead of a search at 2% of the moves, so that the data holds positions off the
+# engine's own lines (docs/training.md, "Deviations").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +45,7 @@ WORKERS=${WORKERS:-2}
 ENGINE_COMMIT=6be6e44
 WEIGHTS_COMMIT=ef7e000
 UPGRADE=layout2   # the pinned engine of generation 1 reads layout 2
+EXTRA=()          # options of this run's selfplay beyond the common ones
 case "$VARIANT-$GEN" in
     international-g1) SEED=11; TARGET=125000
         WEIGHTS_SHA=d397047ddf7daf975cbbcbd6b140e29eee71756f45c6fe907e4466f70c4c85b3 ;;
@@ -50,6 +55,9 @@ case "$VARIANT-$GEN" in
     international-g3) SEED=13; TARGET=125000
         ENGINE_COMMIT=41b0ddb; WEIGHTS_COMMIT=41b0ddb; UPGRADE=
         WEIGHTS_SHA=e684da4197a7a713592def743792ad468056a2dbd762a199e081c9d6ad43e793 ;;
+    international-d1) SEED=14; TARGET=125000
+        ENGINE_COMMIT=dd937bb; WEIGHTS_COMMIT=dd937bb; UPGRADE=; EXTRA=(--deviate 0.02)
+        WEIGHTS_SHA=4e54526b7be6579e57e92b7573f5db0de27c5693d7892b61da7a844bf3f9c5d1 ;;
     english-g1) SEED=21; TARGET=40000
         WEIGHTS_SHA=6adeeebfac088575adb9d920ffb18e0d1c8188890150826ac1ccf29a9fedf7f0 ;;
     russian-g1) SEED=31; TARGET=40000
@@ -60,7 +68,7 @@ case "$VARIANT-$GEN" in
     russian-g2) SEED=32; TARGET=40000
         ENGINE_COMMIT=32761f7; WEIGHTS_COMMIT=32761f7; UPGRADE=
         WEIGHTS_SHA=ecb7261d5c67509ef69bacc571e2be77853cbf1382877b0565507f8ff76082e0 ;;
-    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2 or g3," \
+    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2, g3 or d1," \
             "english g1 or g2, russian g1 or g2)" >&2
        exit 2 ;;
 esac
@@ -106,4 +114,4 @@ echo "== the 5-piece databases (international: about 16 minutes on 2 workers whe
 echo "== self-play, up to $GAMES games"
 exec "$VENV/bin/damka" selfplay --variant "$VARIANT" --games "$GAMES" --seed "$SEED" \
     --weights "$PLAY_WEIGHTS" --egtb "$DATA/egtb" --nodes 16000 --workers "$WORKERS" \
-    --out "$DATA/$VARIANT-$GEN-16k"
+    ${EXTRA[@]+"${EXTRA[@]}"} --out "$DATA/$VARIANT-$GEN-16k"
