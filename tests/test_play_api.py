@@ -473,6 +473,15 @@ def test_malformed_bodies(client):
              400, "bad_json")
     error_of(client.post("/api/games", content=b"<xml/>", headers={"content-type": "application/xml"}),
              415, "unsupported_media_type")
+    # what a page of another site may send without a CORS preflight is refused: text/plain,
+    # a form, or a body of no type
+    for kind in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                 "multipart/form-data", None):
+        before = len(client.app.state.games)
+        headers = {} if kind is None else {"content-type": kind}
+        error_of(client.post("/api/games", content=b'{"variant": "english"}', headers=headers),
+                 415, "unsupported_media_type")
+        assert len(client.app.state.games) == before
     big = json.dumps({"moves": ["32-28"] * (MAX_BODY // 8)}).encode()
     error_of(client.post("/api/games", content=big, headers={"content-type": "application/json"}),
              413, "too_large")
@@ -602,6 +611,18 @@ def test_game_end_no_pieces(client):
     error_of(client.post(f"/api/games/{g['id']}/engine"), 409, "game_over")
     pdn = client.get(f"/api/games/{g['id']}/pdn").text
     assert '[Result "2-0"]' in pdn and "1. 33x22 2-0" in pdn and '[FEN "W:W33:B28"]' in pdn
+
+
+def test_a_set_up_position_with_one_side_empty_names_the_loser(client):
+    """White to move, Black has nothing: White has won, and Black is the side that has no
+    pieces (not the side to move); a position with no pieces at all is no game."""
+    g = new_game(client, variant="english", fen="W:W20:B", opponent="friend")
+    assert g["result"] == {"result": "1-0", "winner": "white", "reason": "no pieces",
+                           "message": "White wins: Black has no pieces left."}
+    g = new_game(client, variant="english", fen="B:W:B5", opponent="friend")
+    assert g["result"]["message"] == "Black wins: White has no pieces left."
+    error_of(client.post("/api/games", json={"variant": "english", "fen": "W:W:B"}),
+             422, "invalid_fen")
 
 
 def test_game_end_no_legal_move(client):
@@ -759,6 +780,30 @@ def test_the_oldest_game_is_dropped():
     new_game(client)
     assert client.get(f"/api/games/{first['id']}").status_code == 200
     error_of(client.get(f"/api/games/{second['id']}"), 404, "unknown_game")
+
+
+def test_a_dropped_game_lets_its_engine_go_at_once():
+    """No reference cycle keeps a dropped game (and its engine's hash table and search
+    thread) alive until a full garbage collection."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        app = create_app(SessionStore(limit=1))
+        client = TestClient(app)
+        first = new_game(client, variant="international", level="easy", human="black")
+        session = app.state.games.get(first["id"])
+        assert client.post(f"/api/games/{first['id']}/engine").status_code == 200
+        engine = weakref.ref(session._engine)
+        session = weakref.ref(session)
+        new_game(client)  # the first game is dropped
+        deadline = time.monotonic() + 10
+        while (session() is not None or engine() is not None) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert session() is None and engine() is None
+    finally:
+        gc.enable()
 
 
 def test_restoring_a_game_from_its_moves(client):

@@ -32,7 +32,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse,
                                  RedirectResponse, Response)
 from starlette.routing import Mount, Route
@@ -59,14 +59,20 @@ async def _body(request: Request) -> Any:
     if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
         raise ApiError(413, "too_large", f"the request body must be at most {MAX_BODY} bytes")
     raw = b""
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY:
-            raise ApiError(413, "too_large", f"the request body must be at most {MAX_BODY} bytes")
+    try:
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                raise ApiError(413, "too_large", f"the request body must be at most {MAX_BODY} bytes")
+    except ClientDisconnect:  # gone before its body was sent: no answer reaches it
+        raise ApiError(400, "client_disconnect", "the client left before its request was sent") from None
     if not raw.strip():
         return None
-    kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
-    if kind not in ("application/json", "text/plain", ""):
+    # application/json alone: a web page of another site can send a text/plain (or untyped)
+    # body to this server without asking first, a JSON one only after a CORS preflight,
+    # which the server does not answer
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
         raise ApiError(415, "unsupported_media_type", "send the request body as application/json")
     try:
         value = json.loads(raw)

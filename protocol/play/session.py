@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import secrets
 import threading
+import weakref
 from collections import OrderedDict
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -172,6 +173,9 @@ class PlaySession:
             self.game = Game(variant, fen.strip() if fen else None, tags=self._tags())
         except (InvalidFenError, ValueError) as exc:
             raise ApiError(422, "invalid_fen", str(exc)) from None
+        start = self.game.board.position
+        if not (start.white | start.black):
+            raise ApiError(422, "invalid_fen", "the position has no pieces: set some up")
         self.seed = secrets.randbelow(2**31) if seed is None else seed
         self.version = 0
         self._pdn: list[str] = []  # each move's PDN, written in the position it was played in
@@ -278,7 +282,10 @@ class PlaySession:
     def _result(self, outcome: Outcome | None) -> dict[str, Any] | None:
         if outcome is None:
             return None
-        loser = _colour(self.game.board.white_to_move).capitalize()
+        # the side that lost: in a set-up position with nothing left for the side not to
+        # move, that side, not the one to move
+        loser = _colour(self.game.board.white_to_move if outcome.winner is None
+                        else not outcome.winner).capitalize()
         reason = outcome.termination
         because = _MESSAGES.get(reason, str(reason)).format(loser=loser) if reason else ""
         if outcome.winner is None:
@@ -441,7 +448,11 @@ class PlaySession:
             future = engine.search_async(self.game.board, limits)
             self._search, self._search_version = future, self.version
             version = self.version
-        future.add_done_callback(lambda f: self._commit(f, version))
+        # a weak reference: the future keeps its callbacks, and a callback holding the session
+        # would keep a dropped game's engine (hash table, search thread) until a full garbage
+        # collection
+        session = weakref.ref(self)
+        future.add_done_callback(lambda f: _commit_if_kept(session, f, version))
         return future, True
 
     def _engine_busy(self) -> bool:
@@ -474,11 +485,21 @@ class PlaySession:
                 self._push(move)
 
     def close(self) -> None:
-        """Stop a search that runs for this game (the game is being dropped)."""
+        """Stop a search that runs for this game and let its engine go (the game is being
+        dropped)."""
         with self._lock:
             self.version += 1
             if self._engine is not None and self.thinking():
                 self._engine.stop()
+            self._engine = self._search = None
+
+
+def _commit_if_kept(session: "weakref.ref[PlaySession]", future: "Future[SearchResult]",
+                    version: int) -> None:
+    """A search's done-callback: its move is played if the game is still kept."""
+    kept = session()
+    if kept is not None:
+        kept._commit(future, version)
 
 
 class SessionStore:
