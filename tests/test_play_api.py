@@ -613,6 +613,16 @@ def test_game_end_no_pieces(client):
     assert '[Result "2-0"]' in pdn and "1. 33x22 2-0" in pdn and '[FEN "W:W33:B28"]' in pdn
 
 
+def test_field_errors_say_what_is_wanted(client):
+    assert "must be a whole number" in error_of(client.post("/api/games", json={"seed": "7"}),
+                                                400, "bad_request")
+    assert "must be true or false" in error_of(
+        client.post("/api/games", json={"forced_capture": 1}), 400, "bad_request")
+    g = new_game(client, variant="international", opponent="friend")
+    assert "2 to 64 square names" in error_of(
+        client.post(f"/api/games/{g['id']}/move", json={"path": ["32"] * 65}), 400, "bad_request")
+
+
 def test_a_set_up_position_with_one_side_empty_names_the_loser(client):
     """White to move, Black has nothing: White has won, and Black is the side that has no
     pieces (not the side to move); a position with no pieces at all is no game."""

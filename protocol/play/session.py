@@ -89,13 +89,18 @@ def _object(body: Any, allowed: set[str]) -> dict[str, Any]:
     return body
 
 
+#: the JSON kinds a field may be asked to be, as an error message names them
+_JSON_KINDS = {str: "a string", int: "a whole number", bool: "true or false", list: "a list",
+               dict: "an object"}
+
+
 def _field(body: dict[str, Any], name: str, kind: type, default: Any = None) -> Any:
     value = body.get(name, default)
     if value is None:
         return default
     # bool is an int in Python; JSON true is no number
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ApiError(400, "bad_request", f"field {name!r} must be a {kind.__name__}")
+        raise ApiError(400, "bad_request", f"field {name!r} must be {_JSON_KINDS[kind]}")
     return value
 
 
@@ -402,7 +407,7 @@ class PlaySession:
 
     def _parse_path(self, path: list[Any]) -> Move:
         if not 2 <= len(path) <= 64 or not all(isinstance(p, str) for p in path):
-            raise ApiError(400, "bad_request", "'path' must list 2 or more square names")
+            raise ApiError(400, "bad_request", "'path' must list 2 to 64 square names")
         try:
             squares = tuple(parse_square(self.variant, p) for p in path)
         except ValueError as exc:
