@@ -38,6 +38,7 @@ def client() -> TestClient:
 def new_game(client: TestClient, **fields) -> dict:
     r = client.post("/api/games", json=fields)
     assert r.status_code == 201, r.text
+    assert r.headers["location"] == f"/api/games/{r.json()['id']}"  # where the game now is
     return r.json()
 
 

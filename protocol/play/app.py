@@ -108,7 +108,8 @@ def create_app(store: SessionStore | None = None) -> Starlette:
 
     async def new_game(request: Request) -> Response:
         session = games.create(await _body(request))
-        return JSONResponse(session.state(), status_code=201)
+        return JSONResponse(session.state(), status_code=201,
+                            headers={"Location": f"/api/games/{session.id}"})
 
     async def game_state(request: Request) -> Response:
         return JSONResponse(session_of(request).state())
