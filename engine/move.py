@@ -78,8 +78,8 @@ class Move:
         sep = variant.capture_separator if self.captured else "-"
         return f"{square_name(variant, self.origin)}{sep}{square_name(variant, self.destination)}"
 
-    def _hub_form(self, variant: Variant, name) -> str:
+    def _hub_form(self, variant: Variant, name, separator: str = "x") -> str:
         if not self.captured:
             return f"{name(self.origin)}-{name(self.destination)}"
         taken = sorted(self.captured, key=lambda s: square_number(variant, s))
-        return "x".join(name(s) for s in (self.origin, self.destination, *taken))
+        return separator.join(name(s) for s in (self.origin, self.destination, *taken))

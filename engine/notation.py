@@ -107,7 +107,7 @@ def write_pdn(variant: "str | Variant", move: Move, legal: Iterable[Move]) -> st
     """PDN for a legal move: short form if it names only this move, else the full path.
 
     If even the path were ambiguous, the Hub form with the captured squares is used (in the
-    rule set's own square names).
+    rule set's own square names and capture separator: ``d4:f2:e3`` in Russian).
     """
     variant = as_variant(variant)
     if not isinstance(move, Move):
@@ -118,7 +118,7 @@ def write_pdn(variant: "str | Variant", move: Move, legal: Iterable[Move]) -> st
     forms = (
         move.pdn_short(variant),
         move.pdn_long(variant),
-        move._hub_form(variant, lambda s: square_name(variant, s)),
+        move._hub_form(variant, lambda s: square_name(variant, s), variant.capture_separator),
     )
     for form in forms:
         squares, capture = _read(variant, form)

@@ -35,6 +35,8 @@ _DERIVED = frozenset({"Result", "GameType", "FEN"})
 #: the tag that records the "no forced capture" house rule (``[ForcedCapture "no"]``), which
 #: PDN's GameType has no number for
 HOUSE_RULE_TAG = "ForcedCapture"
+#: what the house rule's tag may say, and whether captures are then forced
+_SAID = {"no": False, "false": False, "0": False, "yes": True, "true": True, "1": True}
 WIDTH = 79
 
 
@@ -288,9 +290,9 @@ def _new_game(raw: _RawGame, default: Variant) -> Game:
             raise _Fail(f"unsupported GameType {gametype!r}", raw.line) from None
         if variant.gametype == default.gametype:
             variant = default  # keeps a house rule that the argument asked for
-    if raw.tags.get(HOUSE_RULE_TAG, "").strip().lower() in ("no", "false", "0") \
-            and variant.size == 8:
-        variant = variant.with_forced_capture(False)
+    forced = raw.tags.get(HOUSE_RULE_TAG, "").strip().lower()
+    if variant.size == 8 and forced in _SAID:  # the game's own word wins over the default
+        variant = variant.with_forced_capture(_SAID[forced])
     tags = {k: v for k, v in raw.tags.items() if k != HOUSE_RULE_TAG}  # (the variant says it)
     try:
         return Game(variant, raw.tags.get("FEN") or None, tags)
@@ -420,8 +422,9 @@ def _tag_lines(game: Game) -> list[str]:
         if name not in tags and name not in ("Termination", HOUSE_RULE_TAG):
             tags[name] = value
     termination, written = game.termination, game.tags.get("Termination")
-    if written is not None and Termination.parse(written) in (None, termination):
-        tags["Termination"] = written  # as read: it says no more than the game does
+    if written is not None and Termination.parse(written) == termination:
+        # as read: the file's own words for the game's end, or for one the game cannot name
+        tags["Termination"] = written
     elif termination is not None and (not termination.by_rules or written is not None):
         tags["Termination"] = termination.value
     for name in tags:

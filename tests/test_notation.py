@@ -117,6 +117,11 @@ def test_algebraic_squares():
     assert square_number(RUSSIAN, parse_square(RUSSIAN, "h8")) == 4
     assert write_fen(RUSSIAN, p) == "W:Wa1,Kc3:BKb6,h8"
     assert parse_fen(RUSSIAN, "W:WA1,KC3:BH8,KB6") == p
+    # a numeric FEN of an algebraic set (dctl, pydraughts) is in the English numbers
+    assert parse_fen(RUSSIAN, "W:W29,K22:BK9,4") == p  # a1 c3, b6 h8
+    for name in ("russian", "brazilian", "czech"):
+        variant = get_variant(name)
+        assert parse_fen(variant, "W:W21-32:B1-12") == Board(variant).position
 
 
 def test_italian_and_spanish_numbering():
@@ -163,7 +168,7 @@ BAD_FENS = [
     ("english", "B:W21-32:B1-12:"),
     ("russian", "W:Wa2:Bh8"),  # a light square
     ("russian", "W:Wi1:Bh8"),
-    ("russian", "W:W21:Bh8"),  # numbers are not Russian FEN squares
+    ("russian", "W:W33:Bh8"),  # English numbers go to 32
     ("russian", "W:Wa1-c1:Bh8"),
     ("russian", "W:Wb8:Ba1"),
 ]
@@ -292,6 +297,20 @@ def test_ambiguous_moves_are_written_in_full_and_resolve_by_path_or_captures():
     assert b.parse_move("26x10x14x22") == b.parse_move("26x10x22x14") == left
     assert b.parse_move("26x10x23x15") == right
     assert left.hub(ENGLISH) == "26x10x14x22"
+
+
+def test_a_move_whose_path_is_ambiguous_is_written_with_the_rule_sets_separator():
+    """d4 takes e3 and lands on f2, and so does a longer capture ending on f2: the path
+    names both, so the captured squares are written too, with Russian's ':' (a standard
+    PDN reader of Russian reads 'x' as no separator at all)."""
+    russian = get_variant("russian")
+    b = Board(russian, "W:Wa1,c1,g1,h2,a3,g3,d4:Be3,a5,e5,h6,a7,c7,e7,b8,f8,h8")
+    single = next(m for m in b.legal_moves if m.captured and len(m.captured) == 1)
+    assert b.pdn(single) == "d4:f2:e3"
+    assert b.parse_move("d4:f2:e3") == single
+    # the Hub form keeps 'x' and the English numbers
+    numbers = [str(square_number(russian, parse_square(russian, n))) for n in ("d4", "f2", "e3")]
+    assert single.hub(russian) == "x".join(numbers)
 
 
 @pytest.mark.parametrize(

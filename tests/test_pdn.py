@@ -180,6 +180,15 @@ def test_external_ends_are_written_as_termination():
     assert round_trip(game).termination is Termination.CRASH
 
 
+def test_an_end_given_later_replaces_a_termination_tag_it_cannot_read():
+    game = Game("brazilian", tags={"Termination": "weird reason"})
+    assert "weird reason" in write_game(game)  # kept while the game says nothing of its end
+    game.end(True, Termination.RESIGNATION)
+    text = write_game(game)
+    assert '[Termination "resignation"]' in text and "weird reason" not in text
+    assert read_game(text).termination is Termination.RESIGNATION
+
+
 def test_long_games_wrap_and_read_back():
     rng = random.Random(5)
     game = Game("international", tags={"Event": "wrap"})
@@ -447,3 +456,6 @@ def test_the_house_rule_is_written_in_a_tag_and_read_back_without_being_asked():
     assert not back.variant.forced_capture and back.moves == game.moves
     assert write_game(back) == text
     assert "ForcedCapture" not in write_game(Game("russian"))
+    # and a game that says captures are forced is read so, whatever the default
+    forced = read_game('[GameType "21"]\n[ForcedCapture "yes"]\n\n1. 11-15 *', "english-nocapture")
+    assert forced.variant.forced_capture and forced.variant.name == "english"
