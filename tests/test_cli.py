@@ -146,7 +146,7 @@ BAD = [
     ("perft", "--variant", "chess", "--depth", "1"),
     ("perft", "--fen", "W:W51:B1", "--depth", "1"),
     ("perft", "--fen", "nonsense", "--depth", "1"),
-    ("perft", "--variant", "russian", "--fen", "W:W21-32:B1-12", "--depth", "1"),
+    ("perft", "--variant", "russian", "--fen", "W:W21-33:B1-12", "--depth", "1"),
     ("perft", "--depth", "0"),
     ("perft", "--depth", "-3"),
     ("perft", "--depth", "three"),
