@@ -10,7 +10,7 @@ import re
 
 from .errors import InvalidFenError
 from .position import Position, bits
-from .squares import parse_square, row_col, square_name, square_of_number
+from .squares import read_square, row_col, square_name
 from .variants import Variant, as_variant
 
 _TAG = re.compile(r'^\[\s*FEN\s+"(.*)"\s*\]$', re.S)
@@ -77,17 +77,10 @@ def _squares_of(variant: Variant, fen: str, body: str) -> list[int]:
         names = [body]
     out = []
     for name in names:
-        try:
-            out.append(parse_square(variant, name))
+        try:  # (the algebraic sets' numeric FENs use the English numbers)
+            out.append(read_square(variant, name))
         except ValueError as exc:
-            # the algebraic sets' numeric FENs (dctl, pydraughts) use the English numbers,
-            # as their Hub squares and move texts do (docs/rules.md 0.4)
-            if not (variant.algebraic and name.isascii() and name.isdigit()):
-                raise InvalidFenError(fen, str(exc)) from None
-            try:
-                out.append(square_of_number(variant, int(name)))
-            except ValueError:
-                raise InvalidFenError(fen, str(exc)) from None
+            raise InvalidFenError(fen, str(exc)) from None
     return out
 
 

@@ -14,7 +14,7 @@ from .errors import AmbiguousMoveError, IllegalMoveError, InvalidFenError, Inval
 from .fen import _check_men_rows
 from .move import Move
 from .position import Position
-from .squares import parse_square, square_name, square_of_number
+from .squares import read_square, square_name, square_of_number
 from .variants import Variant, as_variant
 
 __all__ = [
@@ -32,15 +32,9 @@ _ANNOTATIONS = "!?*+#"
 
 def _square(variant: Variant, text: str, token: str) -> int:
     """A square in the rule set's notation; numbers in algebraic sets are English numbers."""
-    token = token.strip()
     try:
-        return parse_square(variant, token)
+        return read_square(variant, token)
     except ValueError as exc:
-        if variant.algebraic and token.isdigit():
-            try:
-                return square_of_number(variant, int(token))
-            except ValueError:
-                pass
         raise InvalidMoveError(text, str(exc)) from None
 
 

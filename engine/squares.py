@@ -104,9 +104,25 @@ def square_number(variant: Variant, s: int) -> int:
     return int(_labels(variant.numbering, variant.size)[s])
 
 
+def read_square(variant: Variant, text: str) -> int:
+    """A square as move texts and FENs may name it: in the rule set's notation, or for the
+    algebraic sets also by its English number (as Hub squares, dctl and pydraughts write
+    them, docs/rules.md 0.4); parse_square's ValueError if it is neither."""
+    try:
+        return parse_square(variant, text)
+    except ValueError:
+        key = text.strip()
+        if variant.algebraic and key.isascii() and key.isdigit():
+            try:
+                return square_of_number(variant, int(key))
+            except ValueError:
+                pass
+        raise
+
+
 def square_of_number(variant: Variant, number: int) -> int:
     """Internal square of a Hub square number (see square_number); ValueError if there is none."""
-    n = variant.size * variant.size // 2
+    n = variant.squares
     if not 1 <= number <= n:
         raise ValueError(f"{number} is not a square number of {variant.name} draughts (1..{n})")
     if variant.algebraic:
