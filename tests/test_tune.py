@@ -390,6 +390,8 @@ def test_tune_refuses_an_out_or_design_dir_of_the_wrong_kind_before_the_fit(tmp_
     (["data", "--out", "w.dkw", "--min-count-of", "wide"], "min-count-of takes NAME=N"),
     (["data", "--out", "w.dkw", "--prior", "init"], "--prior init pulls the weights toward"),
     (["data", "--out", "w.dkw", "--hold", "material"], "--hold keeps features at their --init"),
+    (["data", "--out", "w.dkw", "--agree", "50"], "--agree compares the search"),
+    (["data", "--out", "w.dkw", "--agree", "-1"], "agree must be at least 0"),
     (["data", "--out", "w.dkw", "--min-count-of", "wide=x"],
      "the min-count of wide must be a whole number"),
     (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),
@@ -546,3 +548,30 @@ def test_a_design_dir_of_other_files_is_refused_not_emptied(tmp_path):
     for source in (data, other):
         assert damka("tune", str(source), "--out", str(tmp_path / "w.dkw"), "--design-dir",
                      str(design), "--quiet").returncode == 0
+
+
+def test_tune_agree_fits_only_positions_the_start_scores_as_the_search_did(planted, tmp_path,
+                                                                           capsys):
+    from engine.evaluation import static_evals
+    from protocol.training.dataset import load_positions
+
+    data, weights = planted[0], planted[1]
+    positions = load_positions([str(data)], None)
+    for name, start in (("zero", np.zeros(len(weights))), ("planted", weights)):
+        init = tmp_path / f"{name}.dkw"
+        write_weights(init, "russian", start)
+        static = static_evals("russian", positions.white, positions.black, positions.kings,
+                              positions.white_to_move, init)
+        expected = int((np.abs(positions.score - static) <= 20).sum())
+        assert 0 < expected < len(positions)
+        assert main(["tune", str(data), "--out", str(tmp_path / f"{name}-fit.dkw"), "--init",
+                     str(init), "--agree", "20", "--epochs", "2", "--min-count", "1",
+                     "--quiet"]) == 0
+        text = capsys.readouterr().out
+        assert f"--agree 20: {expected} of {len(positions)} positions" in text
+        train, val = map(int, re.search(r"(\d+) training and (\d+) validation", text).groups())
+        assert train + val == expected and val > 0
+    # a zero file scores every position 0: only the search's near-level positions are kept;
+    # the planted file scores them as the (noisy) search did: most are kept
+    zero_kept = int((np.abs(positions.score) <= 20).sum())
+    assert zero_kept < expected

@@ -19,7 +19,7 @@ from engine.variants import Variant
 
 from .data import file_sha256
 
-__all__ = ["evaluation", "design_matrix", "weights_info", "BATCH"]
+__all__ = ["evaluation", "design_matrix", "static_scores", "weights_info", "BATCH"]
 
 #: positions turned into feature rows at a time (bounds the temporary memory)
 BATCH = 250_000
@@ -58,6 +58,22 @@ def design_matrix(variant: Variant, white: np.ndarray, black: np.ndarray, kings:
     if not blocks:
         return sparse.csr_matrix((0, n_params), dtype=np.float64)
     return sparse.vstack(blocks, format="csr")
+
+
+def static_scores(variant: Variant, white: np.ndarray, black: np.ndarray, kings: np.ndarray,
+                  white_to_move: np.ndarray, weights: np.ndarray,
+                  progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """The engine's static score of each position with ``weights`` (what its search reads),
+    from the side to move in hundredths of a man, BATCH positions at a time."""
+    ev = evaluation()
+    out = np.empty(len(white), np.float64)
+    for start in range(0, len(white), BATCH):
+        part = slice(start, start + BATCH)
+        out[part] = ev.static_evals(variant, white[part], black[part], kings[part],
+                                    white_to_move[part], np.asarray(weights, np.float64))
+        if progress is not None:
+            progress(len(out[part]))
+    return out
 
 
 def weights_info(variant: Variant, path: "str | None") -> dict[str, Any]:

@@ -86,6 +86,12 @@ def add_parser(subparsers) -> None:
                    help="keep the positions' features here, on disk, and reuse them when the "
                         "same data is fitted again (default: a temporary directory beside "
                         "--out, removed at the end)")
+    p.add_argument("--agree", type=arg.bounded(float, "agree", 0.0), default=None,
+                   metavar="T",
+                   help="fit only positions whose search score is within T (hundredths of a "
+                        "man) of the --init file's static score: positions whose outcome "
+                        "turns on play the evaluation cannot see (a sacrifice its search "
+                        "justified, a shot on the board) are left out")
     p.add_argument("--quiet-only", action=argparse.BooleanOptionalAction, default=True,
                    help="fit only positions without a capture for either side (default on)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -115,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give the self-play data to fit (DATA_DIR ...), or --upgrade FILE")
     if args.hold and args.init is None:
         raise ValueError("--hold keeps features at their --init values: give an --init file")
+    if args.agree is not None and args.init is None:
+        raise ValueError("--agree compares the search with the --init file's static score: "
+                         "give an --init file")
     if args.prior == "init" and args.init is None:
         raise ValueError("--prior init pulls the weights toward the --init file: give one")
     need_train_extra("tune")

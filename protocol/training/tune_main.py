@@ -20,10 +20,10 @@ from engine.weights_file import SCALE
 from protocol.progress import terminal_bar
 
 from .data import SCORE_CLIP, DataError
-from .dataset import load_positions, split_by_game
+from .dataset import Positions, load_positions, split_by_game
 from .design_store import DesignStore
 from .factored import factor_matrix, window_squares
-from .features import evaluation
+from .features import evaluation, static_scores
 from .logistic import Fit, fit_k, fit_weights, target
 from .weight_report import format_report, nonzero_by_group
 
@@ -77,6 +77,8 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
               f"{factoring.shape[1]} parts", flush=True)
 
     val = split_by_game(positions.game, args.validation, args.seed)
+    if args.agree is not None:
+        positions, val = _agreeing(positions, val, init, args.agree, args.quiet)
     train, held = positions.take(~val), positions.take(val)
     print(f"tune: {positions.label}, {positions.games} games, {len(train)} training and "
           f"{len(held)} validation positions, {n_params} weights", flush=True)
@@ -125,6 +127,24 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
     print("tune: parameters the file holds non-zero:")
     print(format_report(nonzero_by_group(ev.layout(variant), fit.weights)), flush=True)
     return 0
+
+
+def _agreeing(positions: Positions, val: np.ndarray, init: np.ndarray, limit: float,
+              quiet: bool) -> tuple[Positions, np.ndarray]:
+    """The positions (and their validation mask) whose search score is within ``limit`` of
+    the ``init`` weights' static score; the split by game is drawn before, so that the
+    validation games are the same with and without --agree."""
+    with terminal_bar(len(positions), "static scores", unit="pos", quiet=quiet) as bar:
+        static = static_scores(positions.variant, positions.white, positions.black,
+                               positions.kings, positions.white_to_move, init, bar.update)
+    keep = np.abs(positions.score - static) <= limit
+    print(f"tune: --agree {limit:g}: {int(keep.sum())} of {len(keep)} positions "
+          f"({keep.mean():.1%}) have a search score within {limit:g} of the static score",
+          flush=True)
+    if not keep.any():
+        raise DataError(f"--agree {limit:g}: no position's search score is that close to "
+                        "the --init file's static score")
+    return positions.take(keep), val[keep]
 
 
 def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
