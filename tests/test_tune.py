@@ -392,6 +392,8 @@ def test_tune_refuses_an_out_or_design_dir_of_the_wrong_kind_before_the_fit(tmp_
     (["data", "--out", "w.dkw", "--hold", "material"], "--hold keeps features at their --init"),
     (["data", "--out", "w.dkw", "--agree", "50"], "--agree compares the search"),
     (["data", "--out", "w.dkw", "--agree", "-1"], "agree must be at least 0"),
+    (["data", "--out", "w.dkw", "--anchor", "0.5"], "--anchor mixes the --init"),
+    (["data", "--out", "w.dkw", "--anchor", "2"], "anchor must be between 0.0 and 1.0"),
     (["data", "--out", "w.dkw", "--min-count-of", "wide=x"],
      "the min-count of wide must be a whole number"),
     (["no/such/dir", "--out", "w.dkw"], "no/such/dir"),
@@ -575,3 +577,30 @@ def test_tune_agree_fits_only_positions_the_start_scores_as_the_search_did(plant
     # the planted file scores them as the (noisy) search did: most are kept
     zero_kept = int((np.abs(positions.score) <= 20).sum())
     assert zero_kept < expected
+
+
+def test_tune_anchor_keeps_the_fit_near_the_init_files_predictions(planted, tmp_path, capsys):
+    data, weights, k, params, x = planted
+    rng = np.random.default_rng(5)
+    start = weights.copy()
+    start[params] += rng.normal(0.0, 2.0, len(params)) * np.abs(weights[params])  # a poor start
+    init = tmp_path / "start.dkw"
+    write_weights(init, "russian", start)
+    start = read_weights(init, "russian")
+    fits = {}
+    for share in ("0", "0.9", "1"):
+        out = tmp_path / f"anchor-{share}.dkw"
+        assert main(["tune", str(data), "--out", str(out), "--init", str(init), "--anchor",
+                     share, "--prior", "init", "--l2", "1", "--min-count", "1800",
+                     "--without", "wide", "--patience", "30", "--quiet"]) == 0
+        text = capsys.readouterr().out
+        assert (f"--anchor {share}:" in text) == (share != "0")
+        fits[share] = x @ read_weights(out, "russian")
+    planted_eval, start_eval = x @ weights, x @ start
+    distance = {share: np.sqrt(np.mean((fit - start_eval) ** 2)) for share, fit in fits.items()}
+    # unanchored, the data pulls the fit from the poor start toward the planted weights; the
+    # anchor holds it back, and wholly anchored it stays where it started
+    assert np.corrcoef(fits["0"], planted_eval)[0, 1] > np.corrcoef(start_eval,
+                                                                    planted_eval)[0, 1]
+    assert distance["1"] < distance["0.9"] < distance["0"]
+    assert distance["1"] < 0.05 * distance["0"]

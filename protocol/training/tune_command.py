@@ -32,6 +32,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--lambda", dest="mix", type=arg.bounded(float, "lambda", 0.0, 1.0),
                    default=0.0, metavar="L",
                    help="weight of the search score in the target (default 0)")
+    p.add_argument("--anchor", type=arg.bounded(float, "anchor", 0.0, 1.0), default=0.0,
+                   metavar="A",
+                   help="weight of the --init file's own predictions in the target (default "
+                        "0): the fit then keeps, to a second-order approximation, what the data "
+                        "the --init file was fitted on taught it, as if that data were fitted "
+                        "again beside this (A: that data's share of all the positions)")
     p.add_argument("--l2", type=arg.listed(arg.bounded(float, "l2", 0.0)),
                    default=(DEFAULT_L2,), metavar="X[,X...]",
                    help=f"L2 regularisation: a prior on the weights worth X positions of data "
@@ -121,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("give the self-play data to fit (DATA_DIR ...), or --upgrade FILE")
     if args.hold and args.init is None:
         raise ValueError("--hold keeps features at their --init values: give an --init file")
+    if args.anchor and args.init is None:
+        raise ValueError("--anchor mixes the --init file's predictions into the target: give "
+                         "an --init file")
     if args.agree is not None and args.init is None:
         raise ValueError("--agree compares the search with the --init file's static score: "
                          "give an --init file")

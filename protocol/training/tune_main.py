@@ -14,6 +14,7 @@ from typing import Iterator
 
 import numpy as np
 from scipy import sparse
+from scipy.special import expit
 
 from engine.variants import Variant
 from engine.weights_file import SCALE
@@ -98,6 +99,11 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
               flush=True)
         t_train = target(train.result01, train.score, k, args.mix)
         t_val = target(held.result01, held.score, k, args.mix)
+        if args.anchor:
+            t_train = _anchored(t_train, x_train, init, k, args.anchor)
+            t_val = _anchored(t_val, x_val, init, k, args.anchor)
+            print(f"tune: --anchor {args.anchor:g}: the target is {args.anchor:g} the --init "
+                  f"file's predictions", flush=True)
         grid = [(l2, count) for l2 in args.l2 for count in args.min_count]
         if len(grid) > 1 and len(held) == 0:
             raise DataError("choosing among several --l2 or --min-count values needs "
@@ -145,6 +151,15 @@ def _agreeing(positions: Positions, val: np.ndarray, init: np.ndarray, limit: fl
         raise DataError(f"--agree {limit:g}: no position's search score is that close to "
                         "the --init file's static score")
     return positions.take(keep), val[keep]
+
+
+def _anchored(t: np.ndarray, x: DesignStore, init: np.ndarray, k: float,
+              share: float) -> np.ndarray:
+    """``(1 - share) * t + share * sigmoid(x @ init / K)``. The cross-entropy against the
+    start's own predictions has, near the start, the curvature of the start's own fit on data
+    like this: the sum stands for a fit of the old data and the new together, weighted by
+    ``share``, when the old data is no longer at hand."""
+    return (1.0 - share) * t + share * expit(x @ init / k)
 
 
 def _fit(args: argparse.Namespace, x_train: DesignStore, t_train: np.ndarray,
