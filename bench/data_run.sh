@@ -11,6 +11,7 @@
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     bash bench/data_run.sh english g2       # English's second generation
 #     bash bench/data_run.sh russian g2       # Russian's second generation
+#     bash bench/data_run.sh russian d1       # Russian's shipped engine with random deviations
 #     GAMES=125000 WORKERS=2 bash bench/data_run.sh international
 #
 # Each run pins the self-play engine to a venv of one commit and the weights to one commit's
@@ -32,7 +33,9 @@
 # generation 2 fitted, factored; both earlier runs were lost with a machine). International
 # d1: the engine and weights of dd937bb (the shipped ones) with `--deviate 0.02`, a random
 # move instead of a search at 2% of the moves, so that the data holds positions off the
-# engine's own lines (docs/training.md, "Deviations").
+# engine's own lines (docs/training.md, "Deviations"). Russian d1: the same for Russian (the
+# engine and Russian weights of dd937bb, the shipped ones: generation 1 fitted, the material
+# held).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,8 +71,11 @@ case "$VARIANT-$GEN" in
     russian-g2) SEED=32; TARGET=40000
         ENGINE_COMMIT=32761f7; WEIGHTS_COMMIT=32761f7; UPGRADE=
         WEIGHTS_SHA=ecb7261d5c67509ef69bacc571e2be77853cbf1382877b0565507f8ff76082e0 ;;
+    russian-d1) SEED=33; TARGET=40000
+        ENGINE_COMMIT=dd937bb; WEIGHTS_COMMIT=dd937bb; UPGRADE=; EXTRA=(--deviate 0.02)
+        WEIGHTS_SHA=78fbc65b01a05d6f01fd0479aa286b71d72567bf340a2b7d48197a75599f88c8 ;;
     *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2, g3 or d1," \
-            "english g1 or g2, russian g1 or g2)" >&2
+            "english g1 or g2, russian g1, g2 or d1)" >&2
        exit 2 ;;
 esac
 GAMES=${GAMES:-$TARGET}
