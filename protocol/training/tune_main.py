@@ -79,7 +79,7 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
 
     val = split_by_game(positions.game, args.validation, args.seed)
     if args.agree is not None:
-        positions, val = _agreeing(positions, val, init, args.agree, args.quiet)
+        positions, val = _agreeing(positions, val, init, args.agree)
     train, held = positions.take(~val), positions.take(val)
     print(f"tune: {positions.label}, {positions.games} games, {len(train)} training and "
           f"{len(held)} validation positions, {n_params} weights", flush=True)
@@ -135,14 +135,13 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
     return 0
 
 
-def _agreeing(positions: Positions, val: np.ndarray, init: np.ndarray, limit: float,
-              quiet: bool) -> tuple[Positions, np.ndarray]:
+def _agreeing(positions: Positions, val: np.ndarray, init: np.ndarray,
+              limit: float) -> tuple[Positions, np.ndarray]:
     """The positions (and their validation mask) whose search score is within ``limit`` of
     the ``init`` weights' static score; the split by game is drawn before, so that the
     validation games are the same with and without --agree."""
-    with terminal_bar(len(positions), "static scores", unit="pos", quiet=quiet) as bar:
-        static = static_scores(positions.variant, positions.white, positions.black,
-                               positions.kings, positions.white_to_move, init, bar.update)
+    static = static_scores(positions.variant, positions.white, positions.black,
+                           positions.kings, positions.white_to_move, init)
     keep = np.abs(positions.score - static) <= limit
     print(f"tune: --agree {limit:g}: {int(keep.sum())} of {len(keep)} positions "
           f"({keep.mean():.1%}) have a search score within {limit:g} of the static score",
