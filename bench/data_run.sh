@@ -8,6 +8,7 @@
 #     bash bench/data_run.sh international g2 # international's second generation
 #     bash bench/data_run.sh international g3 # its third: the shipped weights of 41b0ddb
 #     bash bench/data_run.sh international d1 # the shipped engine with random deviations
+#     bash bench/data_run.sh international d2 # the same with the anchored weights of bc1e2f0
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     bash bench/data_run.sh english g2       # English's second generation
 #     bash bench/data_run.sh russian g2       # Russian's second generation
@@ -35,7 +36,9 @@
 # move instead of a search at 2% of the moves, so that the data holds positions off the
 # engine's own lines (docs/training.md, "Deviations"). Russian d1: the same for Russian (the
 # engine and Russian weights of dd937bb, the shipped ones: generation 1 fitted, the material
-# held).
+# held). International d2: d1 again with the engine and weights of bc1e2f0 (g3 and d1's
+# first 21,291 games fitted from dd937bb's file with `--anchor 0.5`), whose games no fit has
+# seen yet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,6 +64,9 @@ case "$VARIANT-$GEN" in
     international-d1) SEED=14; TARGET=125000
         ENGINE_COMMIT=dd937bb; WEIGHTS_COMMIT=dd937bb; UPGRADE=; EXTRA=(--deviate 0.02)
         WEIGHTS_SHA=4e54526b7be6579e57e92b7573f5db0de27c5693d7892b61da7a844bf3f9c5d1 ;;
+    international-d2) SEED=15; TARGET=125000
+        ENGINE_COMMIT=bc1e2f0; WEIGHTS_COMMIT=bc1e2f0; UPGRADE=; EXTRA=(--deviate 0.02)
+        WEIGHTS_SHA=27d915ebc377968534a39cce8ed4cc0c69cf43c8faadeb9941f11bad8123fd22 ;;
     english-g1) SEED=21; TARGET=40000
         WEIGHTS_SHA=6adeeebfac088575adb9d920ffb18e0d1c8188890150826ac1ccf29a9fedf7f0 ;;
     russian-g1) SEED=31; TARGET=40000
@@ -74,7 +80,7 @@ case "$VARIANT-$GEN" in
     russian-d1) SEED=33; TARGET=40000
         ENGINE_COMMIT=dd937bb; WEIGHTS_COMMIT=dd937bb; UPGRADE=; EXTRA=(--deviate 0.02)
         WEIGHTS_SHA=78fbc65b01a05d6f01fd0479aa286b71d72567bf340a2b7d48197a75599f88c8 ;;
-    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2, g3 or d1," \
+    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2, g3, d1 or d2," \
             "english g1 or g2, russian g1, g2 or d1)" >&2
        exit 2 ;;
 esac
