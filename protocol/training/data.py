@@ -73,7 +73,9 @@ __all__ = [
     "read_meta",
     "write_meta",
     "write_chunk",
+    "write_arrays",
     "read_chunk",
+    "read_listed_chunk",
     "read_games",
     "file_sha256",
 ]
@@ -209,11 +211,20 @@ def write_chunk(directory: "str | os.PathLike[str]", index: int,
               for name, dtype in POSITION_FIELDS.items()}
     arrays.update({name: np.array([g.game[name] for g in games], dtype=dtype)
                    for name, dtype in GAME_FIELDS.items()})
+    return write_arrays(directory, index, arrays)
+
+
+def write_arrays(directory: "str | os.PathLike[str]", index: int,
+                 arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Write a chunk's arrays (every field, games with consecutive ids) as chunk ``index``,
+    durably; returns its meta entry."""
+    arrays = {name: np.asarray(arrays[name]).astype(dtype, copy=False)
+              for name, dtype in {**POSITION_FIELDS, **GAME_FIELDS}.items()}
     name = chunk_name(index)
     with replacing(Path(directory) / name) as f:
         np.savez_compressed(f, **arrays)
-    return {"file": name, "first_game": games[0].game_id, "games": len(games),
-            "positions": int(len(arrays["white"]))}
+    return {"file": name, "first_game": int(arrays["game_id"][0]),
+            "games": int(len(arrays["game_id"])), "positions": int(len(arrays["white"]))}
 
 
 def read_chunk(path: "str | os.PathLike[str]") -> dict[str, np.ndarray]:
@@ -245,13 +256,21 @@ def read_games(directory: "str | os.PathLike[str]",
     names = list(POSITION_FIELDS) + list(GAME_FIELDS) if fields is None else list(fields)
     parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
     for entry in meta.chunks:
-        arrays = read_chunk(Path(directory) / entry["file"])
-        _check_entry(Path(directory) / entry["file"], arrays, entry)
+        arrays = read_listed_chunk(directory, entry)
         for name in names:
             parts[name].append(arrays[name])
     dtypes = {**POSITION_FIELDS, **GAME_FIELDS}
     return meta, {name: np.concatenate(p) if p else np.zeros(0, dtypes[name])
                   for name, p in parts.items()}
+
+
+def read_listed_chunk(directory: "str | os.PathLike[str]", entry: dict[str, Any]
+                      ) -> dict[str, np.ndarray]:
+    """The arrays of the chunk a meta.json ``entry`` lists, checked to be that chunk."""
+    path = Path(directory) / entry["file"]
+    arrays = read_chunk(path)
+    _check_entry(path, arrays, entry)
+    return arrays
 
 
 def _check_entry(path: Path, arrays: dict[str, np.ndarray], entry: dict) -> None:

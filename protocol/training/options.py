@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 
+from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 from engine.variants import Variant, variant_names
 
 from protocol import args as arg
 
-__all__ = ["add_variant", "read_variant", "need_train_extra"]
+__all__ = ["add_variant", "read_variant", "need_train_extra", "add_workers", "add_hash",
+           "add_seed"]
 
 
 def add_variant(p: argparse.ArgumentParser) -> None:
@@ -41,3 +43,22 @@ def need_train_extra(command: str) -> None:
         except ImportError:
             raise ValueError(f"damka {command} needs {module}: pip install 'damka[train]'"
                              ) from None
+
+
+def add_workers(p: argparse.ArgumentParser, also: str = "") -> None:
+    """``--workers`` (default: every core); ``also`` is added to its help."""
+    p.add_argument("--workers", type=arg.bounded(int, "workers", 1, 1024), default=None,
+                   metavar="N", help=f"worker processes (default: every core){also}")
+
+
+def add_hash(p: argparse.ArgumentParser, default: int) -> None:
+    """``--hash``: each worker's table, in MB."""
+    p.add_argument("--hash", type=arg.bounded(int, "hash", MIN_HASH_MB, MAX_HASH_MB),
+                   default=default, metavar="MB",
+                   help=f"hash table per worker (default {default})")
+
+
+def add_seed(p: argparse.ArgumentParser, default: int, what: str) -> None:
+    """``--seed``: ``what`` it chooses."""
+    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=default,
+                   metavar="S", help=f"{what} (default {default})")

@@ -77,8 +77,11 @@ def lock_directory(out: "str | os.PathLike[str]") -> int:
     directory = Path(out)
     if directory.exists() and not directory.is_dir():
         raise DataError(f"{out} exists and is not a directory")
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise DataError(f"{out}: {exc.strerror or exc}") from None
     try:
         import fcntl
     except ImportError:  # (no fcntl: not POSIX; the run goes on unlocked)
@@ -87,8 +90,9 @@ def lock_directory(out: "str | os.PathLike[str]") -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise DataError(f"{out} is being written by another damka selfplay: let it finish, or "
-                        "stop it (the same command goes on), or use another --out") from None
+        raise DataError(f"{out} is being written by another damka selfplay or rescore: let it "
+                        "finish, or stop it (the same command goes on), or use another --out"
+                        ) from None
     return fd
 
 

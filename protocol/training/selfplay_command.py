@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import argparse
 
-from engine.hashsize import MAX_HASH_MB, MIN_HASH_MB
 from engine.limits import MAX_NODES
 
 from protocol import args as arg
 
 from .defaults import (DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_NODES, DEFAULT_RANDOM_PLIES,
                        DEFAULT_SEED)
-from .options import add_variant, need_train_extra, read_variant
+from .options import (add_hash, add_seed, add_variant, add_workers, need_train_extra,
+                      read_variant)
 
 __all__ = ["add_parser", "run"]
 
@@ -53,22 +53,16 @@ def add_parser(subparsers) -> None:
                    help="endgame databases (damka egtb build): the engines probe them, and a "
                         "game that reaches a position in them ends with their result "
                         "(without DIR: the default directory)")
-    p.add_argument("--workers", type=arg.bounded(int, "workers", 1, 1024), default=None,
-                   metavar="N", help="worker processes (default: every core); with --cluster, "
-                                     "on each worker machine")
+    add_workers(p, "; with --cluster, on each worker machine")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="play the games on a Ray cluster: auto, ray://HOST:PORT, or local "
                         "(Ray started here); needs the cluster extra")
-    p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1),
-                   default=DEFAULT_SEED, metavar="S",
-                   help=f"the random seed of the openings (default {DEFAULT_SEED})")
+    add_seed(p, DEFAULT_SEED, "the random seed of the openings")
     p.add_argument("--max-plies", type=arg.bounded(int, "max-plies", 1, 30000),
                    default=DEFAULT_MAX_PLIES, metavar="N",
                    help=f"a game still going after N plies is a draw (default "
                         f"{DEFAULT_MAX_PLIES})")
-    p.add_argument("--hash", type=arg.bounded(int, "hash", MIN_HASH_MB, MAX_HASH_MB),
-                   default=DEFAULT_HASH_MB, metavar="MB",
-                   help=f"hash table per worker (default {DEFAULT_HASH_MB})")
+    add_hash(p, DEFAULT_HASH_MB)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 

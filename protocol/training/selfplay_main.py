@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import time
 
 from engine.variants import Variant
-from protocol.progress import on_terminal, terminal_bar
 
 from .defaults import DEFAULT_NODES, DEFAULT_RANDOM_PLIES
 from .data import DataError
 from .features import weights_info
 from .games import SelfPlaySettings
+from .run_progress import GameProgress
 from .selfplay import lock_directory, prepare_directory, run_selfplay, settings_record
 
 #: seconds between two progress lines of a run whose stderr is not a terminal (a log)
 LOG_EVERY_SECONDS = 60.0
 
-__all__ = ["main", "load_openings"]
+__all__ = ["main", "load_openings", "databases_option"]
 
 
 def load_openings(path: str, variant: Variant) -> list:
@@ -34,7 +32,7 @@ def load_openings(path: str, variant: Variant) -> list:
         raise DataError(f"{path}: {exc.strerror or exc}") from None
 
 
-def _databases(variant: Variant, option: str | None) -> tuple[str | None, dict | None]:
+def databases_option(variant: Variant, option: str | None) -> tuple[str | None, dict | None]:
     """--egtb: (the directory, what meta.json keeps of its tables), or (None, None); a
     directory without tables for the rule set is an error before any game starts."""
     if option is None:
@@ -62,16 +60,13 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
         raise DataError(f"--max-plies {args.max_plies} leaves no move after {random_plies} "
                         "random plies")
     nodes = args.nodes if args.nodes is not None or args.depth else DEFAULT_NODES
-    egtb, egtb_record = _databases(variant, args.egtb)
+    egtb, egtb_record = databases_option(variant, args.egtb)
     settings = SelfPlaySettings(variant, nodes, args.depth, random_plies,
                                 args.seed, args.max_plies, args.hash, args.weights, egtb,
                                 args.deviate)
     record = settings_record(settings, args.openings, weights_info(variant, args.weights),
                              egtb_record)
-    try:
-        lock = lock_directory(args.out)
-    except OSError as exc:
-        raise DataError(f"{args.out}: {exc.strerror or exc}") from None
+    lock = lock_directory(args.out)
     try:
         return _run(args, settings, record, openings, cluster)
     finally:
@@ -95,34 +90,15 @@ def _run(args: argparse.Namespace, settings: SelfPlaySettings, record: dict,
         workers = args.workers
         per = "one worker per core" if workers is None else f"{workers} workers"
         where = f"the Ray cluster {cluster}, {per} on each machine"
-    bar = terminal_bar(args.games, f"selfplay {settings.variant}", unit="game",
-                       quiet=args.quiet, initial=meta.games_done)
     # off a terminal (a long run's log) a plain line now and then instead of the bar
-    log_every = None if args.quiet or on_terminal() else LOG_EVERY_SECONDS
-    started = logged = time.perf_counter()
-    before = meta.games_done
-
-    def progress(games: int, positions: int) -> None:
-        nonlocal logged
-        now = time.perf_counter()
-        rate = positions / max(now - started, 1e-9)
-        bar.set_postfix_str(f"{positions} positions, {rate:.0f} pos/s", refresh=False)
-        bar.update(1)
-        if log_every is not None and now - logged >= log_every:
-            logged = now
-            print(f"selfplay: {before + games}/{args.games} games, {positions} positions "
-                  f"this run, {rate:.0f} positions/s, {now - started:.0f} s",
-                  file=sys.stderr, flush=True)
-
+    progress = GameProgress("selfplay", settings.variant, args.games, meta.games_done,
+                            args.quiet, LOG_EVERY_SECONDS)
     try:
         summary = run_selfplay(settings, args.out, args.games, workers, meta, openings,
                                progress, cluster)
     finally:
-        bar.close()
-    print(f"selfplay: {summary.games} games, {summary.positions} positions in "
-          f"{summary.seconds:.1f} s ({summary.positions_per_second:.0f} positions/s, "
-          f"{where}); {args.out} holds {summary.games_done} games")
-    if summary.interrupted:
-        print("selfplay: interrupted; rerun the same command to go on", file=sys.stderr)
-        return 130
-    return 0
+        progress.close()
+    return progress.report(
+        f"{summary.games} games, {summary.positions} positions in {summary.seconds:.1f} s "
+        f"({summary.positions_per_second:.0f} positions/s, {where}); {args.out} holds "
+        f"{summary.games_done} games", summary.interrupted)
