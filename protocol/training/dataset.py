@@ -13,9 +13,9 @@ import numpy as np
 from engine.variants import Variant, get_variant
 
 from .defaults import variant_label
-from .data import DataError, read_games
+from .data import DataError, Meta, read_games
 
-__all__ = ["Positions", "load_positions", "split_by_game"]
+__all__ = ["Positions", "load_positions", "split_by_game", "data_variant"]
 
 _FIELDS = ("white", "black", "kings", "white_to_move", "result", "score", "quiet",
            "opponent_capture", "game")
@@ -52,6 +52,11 @@ class Positions:
         return Positions(self.variant, self.label, games=self.games, **arrays)
 
 
+def data_variant(meta: Meta) -> Variant:
+    """The rule set a self-play directory's meta.json names, looked up as the data is read."""
+    return get_variant(meta.variant)
+
+
 def load_positions(directories: Sequence[str], variant: Variant | None,
                    quiet_only: bool = True) -> Positions:
     """Every position of the directories (only those without a capture for either side when
@@ -71,7 +76,7 @@ def load_positions(directories: Sequence[str], variant: Variant | None,
         seen[where] = directory
     for number, directory in enumerate(directories):
         meta, arrays = read_games(directory, _FIELDS + ("game_id",))
-        found = get_variant(meta.variant)  # the name the data gives, looked up as it is read
+        found = data_variant(meta)
         if variant is None:
             variant, label = found, meta.variant
         if found != variant:

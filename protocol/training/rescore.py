@@ -33,10 +33,11 @@ import numpy as np
 from engine.board import Board
 from engine.position import Position
 from engine.search import Engine, Limits
-from engine.variants import Variant, get_variant
+from engine.variants import Variant
 
 from .data import (GAME_FIELDS, POSITION_FIELDS, SCORE_CLIP, DataError, Meta, read_listed_chunk,
                    read_meta, write_arrays, write_meta)
+from .dataset import data_variant
 
 __all__ = ["RescoreSettings", "Summary", "sample_mask", "settings_record", "run_rescore",
            "score_positions", "source_variant", "same_directory"]
@@ -278,7 +279,7 @@ def source_variant(source_dir: str) -> tuple[Meta, Variant]:
     meta = read_meta(source_dir)
     if meta is None:
         raise DataError(f"{source_dir}: no meta.json (not a damka selfplay directory)")
-    return meta, get_variant(meta.variant)
+    return meta, data_variant(meta)
 
 
 def same_directory(a: str, b: str) -> bool:
