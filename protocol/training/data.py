@@ -71,6 +71,7 @@ __all__ = [
     "GameRecord",
     "Meta",
     "read_meta",
+    "require_meta",
     "write_meta",
     "write_chunk",
     "write_arrays",
@@ -188,6 +189,14 @@ def read_meta(directory: "str | os.PathLike[str]") -> Meta | None:
         raise DataError(f"{path}: incomplete ({exc})") from None
 
 
+def require_meta(directory: "str | os.PathLike[str]") -> Meta:
+    """The meta.json of a directory that must hold self-play data; DataError when none."""
+    meta = read_meta(directory)
+    if meta is None:
+        raise DataError(f"{directory}: no {META} (not a damka selfplay directory)")
+    return meta
+
+
 def write_meta(directory: "str | os.PathLike[str]", meta: Meta) -> None:
     """Replace meta.json in one step, durably (engine.durable): after a crash it is the old
     or the new one, and names only chunks that are on disk."""
@@ -250,9 +259,7 @@ def read_chunk(path: "str | os.PathLike[str]") -> dict[str, np.ndarray]:
 def read_games(directory: "str | os.PathLike[str]",
                fields: Iterable[str] | None = None) -> tuple[Meta, dict[str, np.ndarray]]:
     """All chunks of a directory, concatenated in game-id order (``fields``: only these)."""
-    meta = read_meta(directory)
-    if meta is None:
-        raise DataError(f"{directory}: no {META} (not a damka selfplay directory)")
+    meta = require_meta(directory)
     names = list(POSITION_FIELDS) + list(GAME_FIELDS) if fields is None else list(fields)
     parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
     for entry in meta.chunks:

@@ -35,8 +35,8 @@ from engine.position import Position
 from engine.search import Engine, Limits
 from engine.variants import Variant
 
-from .data import (GAME_FIELDS, POSITION_FIELDS, SCORE_CLIP, DataError, Meta, read_listed_chunk,
-                   read_meta, write_arrays, write_meta)
+from .data import (GAME_FIELDS, POSITION_FIELDS, SCORE_CLIP, Meta, read_listed_chunk,
+                   require_meta, write_arrays, write_meta)
 from .dataset import data_variant
 
 __all__ = ["RescoreSettings", "Summary", "sample_mask", "settings_record", "run_rescore",
@@ -198,15 +198,12 @@ def _write(out: str, meta: Meta, arrays: dict[str, np.ndarray], positions: np.nd
     write_meta(out, meta)
 
 
-def run_rescore(settings: RescoreSettings, source_dir: str, out: str, meta: Meta,
-                workers: int, games: int | None = None,
+def run_rescore(settings: RescoreSettings, source_dir: str, source: Meta, out: str,
+                meta: Meta, workers: int, games: int | None = None,
                 progress: Progress | None = None) -> Summary:
-    """Cover the source's games ``meta.games_done`` .. (``games``: up to that many) into
-    ``out``, writing a chunk every CHUNK_POSITIONS positions (and what is whole when
-    interrupted)."""
-    source = read_meta(source_dir)
-    if source is None:
-        raise DataError(f"{source_dir}: no meta.json (not a damka selfplay directory)")
+    """Cover the games ``meta.games_done`` .. of the source (``source``: its meta; ``games``:
+    up to that many) into ``out``, writing a chunk every CHUNK_POSITIONS positions (and what
+    is whole when interrupted)."""
     limit = source.games_done if games is None else min(games, source.games_done)
     first_done, positions_before = meta.games_done, meta.positions
     scored_now = 0
@@ -276,9 +273,7 @@ def _whole_games(game: np.ndarray, scored: int, ids: np.ndarray) -> int:
 
 def source_variant(source_dir: str) -> tuple[Meta, Variant]:
     """The source's meta and its rule set."""
-    meta = read_meta(source_dir)
-    if meta is None:
-        raise DataError(f"{source_dir}: no meta.json (not a damka selfplay directory)")
+    meta = require_meta(source_dir)
     return meta, data_variant(meta)
 
 

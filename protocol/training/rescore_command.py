@@ -81,17 +81,17 @@ def run(args: argparse.Namespace) -> int:
     lock = lock_directory(args.out)
     try:
         meta = prepare_directory(args.out, source.variant, record)
-        return _run(args, settings, meta, source.games_done, run_rescore)
+        return _run(args, settings, source, meta, run_rescore)
     except OSError as exc:
         raise DataError(f"{args.out}: {exc.strerror or exc}") from None
     finally:
         os.close(lock)
 
 
-def _run(args: argparse.Namespace, settings, meta, source_games: int, run_rescore) -> int:
+def _run(args: argparse.Namespace, settings, source, meta, run_rescore) -> int:
     from .run_progress import GameProgress
 
-    total = source_games if args.games is None else min(args.games, source_games)
+    total = source.games_done if args.games is None else min(args.games, source.games_done)
     if meta.games_done >= total:
         print(f"rescore: {args.out} already covers {meta.games_done} games of {args.source}")
         return 0
@@ -99,8 +99,8 @@ def _run(args: argparse.Namespace, settings, meta, source_games: int, run_rescor
     progress = GameProgress("rescore", meta.variant, total, meta.games_done, args.quiet,
                             LOG_EVERY_SECONDS)
     try:
-        summary = run_rescore(settings, args.source, args.out, meta, workers, args.games,
-                              progress)
+        summary = run_rescore(settings, args.source, source, args.out, meta, workers,
+                              args.games, progress)
     finally:
         progress.close()
     return progress.report(
