@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
-import signal
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -38,6 +37,7 @@ from engine.variants import Variant
 from .data import (GAME_FIELDS, POSITION_FIELDS, SCORE_CLIP, Meta, read_listed_chunk,
                    require_meta, write_arrays, write_meta)
 from .dataset import data_variant
+from .engine_pool import EnginePool
 
 __all__ = ["RescoreSettings", "Summary", "sample_mask", "settings_record", "run_rescore",
            "score_positions", "source_variant", "same_directory"]
@@ -133,44 +133,9 @@ def make_engine(settings: RescoreSettings) -> Engine:
                   egtb=settings.egtb)
 
 
-_worker: tuple | None = None  # (settings, engine) of a worker process
-
-
-def _start_worker(settings: RescoreSettings) -> None:
-    global _worker
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
-    _worker = (settings, make_engine(settings))
-
-
-def _score(rows: list[tuple[int, int, int, bool]]) -> list[int]:
-    settings, engine = _worker
+def _score(settings: RescoreSettings, engine: Engine,
+           rows: list[tuple[int, int, int, bool]]) -> list[int]:
     return score_positions(engine, settings.rules, settings.nodes, rows)
-
-
-class _Scorer:
-    """Scores batches in order: in this process, or on a pool of worker processes."""
-
-    def __init__(self, settings: RescoreSettings, workers: int):
-        self.settings = settings
-        self.pool = None
-        self.engine = None
-        if workers > 1:
-            self.pool = multiprocessing.get_context().Pool(workers, _start_worker, (settings,))
-        else:
-            self.engine = make_engine(settings)
-
-    def scores(self, batches: list[list[tuple]]) -> Iterator[list[int]]:
-        if self.pool is not None:
-            yield from self.pool.imap(_score, batches)
-        else:
-            for rows in batches:
-                yield score_positions(self.engine, self.settings.rules, self.settings.nodes,
-                                      rows)
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
 
 
 def _slices(game: np.ndarray, game_ids: np.ndarray, size: int) -> Iterator[tuple[int, int]]:
@@ -209,7 +174,8 @@ def run_rescore(settings: RescoreSettings, source_dir: str, source: Meta, out: s
     scored_now = 0
     started = time.perf_counter()
     interrupted = False
-    scorer = _Scorer(settings, workers) if meta.games_done < limit else None
+    scorer = (EnginePool(partial(make_engine, settings), partial(_score, settings), workers)
+              if meta.games_done < limit else None)
     try:
         for entry in source.chunks:
             chunk_end = entry["first_game"] + entry["games"]
@@ -235,7 +201,7 @@ def run_rescore(settings: RescoreSettings, source_dir: str, source: Meta, out: s
                 batches = [rows[k:k + BATCH] for k in range(0, len(rows), BATCH)]
                 scores: list[int] = []
                 try:
-                    for part in scorer.scores(batches):
+                    for part in scorer.map(batches):
                         scores.extend(part)
                         scored_now += len(part)
                         if progress is not None:

@@ -11,16 +11,18 @@ the same.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
+
+from engine.search import Engine
 
 from .data import (DataError, GameRecord, Meta, file_sha256, read_meta, write_chunk,
                    write_meta)
+from .engine_pool import EnginePool
 from .games import SelfPlaySettings, make_engine, play_game
 
 __all__ = ["Summary", "run_selfplay", "settings_record", "prepare_directory"]
@@ -181,14 +183,15 @@ def run_selfplay(settings: SelfPlaySettings, out: "str | os.PathLike[str]", game
     played = positions = 0
     started = time.perf_counter()
     interrupted = False
+    pool = None
     if cluster is not None:
         from .cluster import on_cluster
 
         results = on_cluster(settings, ids, openings, cluster, workers)
-    elif (workers or 1) <= 1:
-        results = _in_process(settings, ids, openings)
     else:
-        results = _in_pool(settings, ids, openings, workers)
+        pool = EnginePool(partial(make_engine, settings), partial(_play, settings, openings),
+                          workers or 1)
+        results = pool.map(ids, ordered=False)
     try:
         for record in results:
             writer.add(record)
@@ -200,39 +203,14 @@ def run_selfplay(settings: SelfPlaySettings, out: "str | os.PathLike[str]", game
         interrupted = True
     finally:
         results.close()  # stops the workers
+        if pool is not None:
+            pool.close()
         writer.flush()
     written = writer.meta.games_done - first
     return Summary(written, writer.meta.positions - before, time.perf_counter() - started,
                    writer.meta.games_done, interrupted)
 
 
-def _in_process(settings: SelfPlaySettings, ids: range, openings: Sequence
-                ) -> Iterator[GameRecord]:
-    engine = make_engine(settings)
-    for game_id in ids:
-        yield play_game(settings, engine, game_id, openings)
-
-
-_worker: tuple | None = None  # (settings, engine, openings) of a worker process
-
-
-def _start_worker(settings: SelfPlaySettings, openings: Sequence) -> None:
-    global _worker
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
-    _worker = (settings, make_engine(settings), openings)
-
-
-def _play(game_id: int) -> GameRecord:
-    settings, engine, openings = _worker
+def _play(settings: SelfPlaySettings, openings: Sequence, engine: Engine,
+          game_id: int) -> GameRecord:
     return play_game(settings, engine, game_id, openings)
-
-
-def _in_pool(settings: SelfPlaySettings, ids: range, openings: Sequence, workers: int
-             ) -> Iterator[GameRecord]:
-    pool = multiprocessing.get_context().Pool(workers, _start_worker, (settings, openings))
-    try:
-        yield from pool.imap_unordered(_play, ids)
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()
