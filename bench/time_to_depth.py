@@ -9,6 +9,7 @@ node rate, then the nodes and seconds to each depth with ``--detail``.
     python bench/time_to_depth.py --variants international --time 5
     python bench/time_to_depth.py --off prune             # with a search rule switched off
     python bench/time_to_depth.py --depth 18 --detail     # exact nodes to depth 18
+    python bench/time_to_depth.py --variants international --weights FILE  # a weights file's rate
 
 With ``--depth`` every position is searched to that depth instead of for a time: the node
 counts are exact and repeat, so settings compare on them even on a busy or swinging machine.
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default="", help="comma-separated rule sets (default all)")
     parser.add_argument("--depth", type=int, help="search to this depth instead of --time")
     parser.add_argument("--hash", type=int, default=64, help="hash MB (default 64)")
+    parser.add_argument("--weights", help="search with this learned weights file (its rule set "
+                        "alone: name it in --variants)")
     add_rule_options(parser)
     parser.add_argument("--detail", action="store_true", help="nodes and seconds per depth")
     parser.add_argument("--json", action="store_true", help="one JSON object a position")
@@ -57,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     from engine.search import Engine, Limits
 
     apply_rule_options(parser, args)
+    if args.weights and len(set(filter(None, args.variants.split(",")))) != 1:
+        parser.error("--weights belongs to one rule set: name it alone in --variants")
 
     wanted = set(filter(None, args.variants.split(",")))
     engines: dict[str, Engine] = {}
@@ -68,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         engine = engines.get(variant)
         if engine is None:
-            engine = engines[variant] = Engine(variant, hash_mb=args.hash)
+            engine = engines[variant] = Engine(variant, hash_mb=args.hash, weights=args.weights)
             engine.warm()
         engine.clear()
         per_depth: list[tuple[int, int, float]] = []
