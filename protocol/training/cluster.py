@@ -9,7 +9,7 @@ coordinator, whose writer puts them in game-id order into the chunks as on one m
 from __future__ import annotations
 
 import sys
-from typing import Iterator, Sequence
+from typing import Generator, Iterator, Sequence
 
 from protocol.cluster.farm import Farm, WorkerInfo, prepare_worker, worker_info
 
@@ -48,7 +48,7 @@ def _warn(text: str) -> None:
 
 
 def on_cluster(settings: SelfPlaySettings, ids: range, openings: Sequence, address: str,
-               per_node: int | None) -> Iterator[GameRecord]:
+               per_node: int | None) -> Generator[GameRecord, None, None]:
     """The records of games ``ids`` as they finish on the cluster at ``address``;
     closing the iterator stops every slot."""
     from protocol.cluster.connect import connected

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Generator, Generic, Iterable, TypeVar
 
 __all__ = ["EnginePool"]
 
@@ -50,7 +50,8 @@ class EnginePool(Generic[Item, Result]):
         else:
             self.engine = build()
 
-    def map(self, items: Iterable[Item], ordered: bool = True) -> Iterator[Result]:
+    def map(self, items: Iterable[Item], ordered: bool = True
+            ) -> Generator[Result, None, None]:
         """The results, in the items' order, or as they finish when not ``ordered``."""
         if self.pool is None:
             for item in items:

@@ -200,6 +200,7 @@ def run_rescore(settings: RescoreSettings, source_dir: str, source: Meta, out: s
                         for i in in_slice]
                 batches = [rows[k:k + BATCH] for k in range(0, len(rows), BATCH)]
                 scores: list[int] = []
+                assert scorer is not None  # made whenever a game is left to cover
                 try:
                     for part in scorer.map(batches):
                         scores.extend(part)
