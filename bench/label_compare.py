@@ -19,8 +19,8 @@ import argparse
 import numpy as np
 
 from engine.evaluation import read_weights
-from engine.variants import get_variant
 from protocol.training.data import read_games
+from protocol.training.dataset import data_variant
 from protocol.training.features import static_scores
 
 #: the scale of the scores in the log loss (damka tune's K for international data is 150-163)
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--weights", nargs="+", required=True, metavar="FILE")
     args = parser.parse_args()
     meta, d = read_games(args.rescored)
-    variant = get_variant(meta.variant)
+    variant = data_variant(meta)
     _, s = read_games(args.source, ("game", "ply", "score"))
     key = s["game"] * 1000 + s["ply"]
     at = np.searchsorted(key, d["game"] * 1000 + d["ply"])
