@@ -9,7 +9,7 @@ the settings and its id: the same seed gives the same games on any number of wor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .data import ENDINGS, SCORE_CLIP, GameRecord
 from .defaults import variant_label
 from .openers import game_rng, opening_board
 
-__all__ = ["SelfPlaySettings", "make_engine", "play_game"]
+__all__ = ["EngineSpec", "SelfPlaySettings", "make_engine", "play_game"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,21 @@ class SelfPlaySettings:
         return variant_label(self.rules)
 
 
-def make_engine(settings: SelfPlaySettings) -> Engine:
+class EngineSpec(Protocol):
+    """What a worker's engine is built from: the fields self-play's and rescore's settings
+    share."""
+
+    @property
+    def rules(self) -> Variant: ...
+    @property
+    def hash_mb(self) -> int: ...
+    @property
+    def weights(self) -> str | None: ...
+    @property
+    def egtb(self) -> str | None: ...
+
+
+def make_engine(settings: EngineSpec) -> Engine:
     """The engine of one worker: the learned evaluation with the weights file when one is
     given, else the engine's default evaluation; probing the databases when there are some."""
     return Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.weights,

@@ -38,6 +38,7 @@ from .data import (GAME_FIELDS, POSITION_FIELDS, SCORE_CLIP, Meta, read_listed_c
                    require_meta, write_arrays, write_meta)
 from .dataset import data_variant
 from .engine_pool import EnginePool
+from .games import make_engine
 
 __all__ = ["RescoreSettings", "Summary", "sample_mask", "settings_record", "run_rescore",
            "score_positions", "source_variant", "same_directory"]
@@ -126,11 +127,6 @@ def score_positions(engine: Engine, variant: Variant, nodes: int,
                               Limits(nodes=nodes))
         scores.append(max(-SCORE_CLIP, min(SCORE_CLIP, found.score)))
     return scores
-
-
-def make_engine(settings: RescoreSettings) -> Engine:
-    return Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.weights,
-                  egtb=settings.egtb)
 
 
 def _score(settings: RescoreSettings, engine: Engine,
