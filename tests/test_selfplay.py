@@ -18,7 +18,7 @@ from engine.game import Game
 from engine.position import Position
 from protocol.cli import main
 from protocol.training import selfplay
-from protocol.training.data import ENDINGS, read_games
+from protocol.training.data import ENDINGS, SCORE_CLIP, read_games
 
 REPO = Path(__file__).resolve().parents[1]
 #: a tiny budget: a few hundred nodes a move, short games
@@ -265,6 +265,59 @@ def test_weights_file_is_played_and_recorded(tmp_path, capsys):
     assert err.startswith("damka: error: weights file") and len(err.splitlines()) == 1
 
 
+def test_an_opponent_file_plays_one_side_with_colours_alternating(tmp_path, capsys):
+    """--opponent: a second evaluation plays Black in even games and White in odd ones.
+    Against an opponent that wants to lose its men the engine wins every game, with
+    whichever colour it has; the positions either engine searched are all recorded, each
+    with the score of the engine that searched it."""
+    from engine.evaluation import layout, write_weights
+
+    men = np.zeros(layout("international").n_params)
+    men[:2] = 100.0
+    engine_file, opponent_file = tmp_path / "men.dkw", tmp_path / "giveaway.dkw"
+    write_weights(engine_file, "international", men)
+    write_weights(opponent_file, "international", -men)  # a man is worth minus a man
+    out = tmp_path / "pair"
+    assert selfplay_run(out, 4, 2, "--weights", str(engine_file),
+                        "--opponent", str(opponent_file)) == 0
+    meta, data = read_games(out)
+    assert list(data["game_winner"]) == [1, -1, 1, -1]
+    liked = []
+    assert meta.settings["opponent"]["sha256"] != meta.settings["weights"]["sha256"]
+    for g, rows in games_of(data):
+        check_labels(data, g, rows)
+        board = Board("international", position(data, rows[0]))
+        for i in rows[1:]:
+            board.push(move_to(board, position(data, i)))
+        # two men down (no kings, no loss in sight) the opponent's own search likes its
+        # position, and two men up the engine's likes its own: each score is its searcher's
+        opponent_white = g % 2 == 1
+        for i in rows:
+            p = position(data, i)
+            mine, theirs = (p.white, p.black) if p.white_to_move else (p.black, p.white)
+            if p.kings or not data["quiet"][i] or abs(int(data["score"][i])) == SCORE_CLIP:
+                continue
+            ahead = bin(mine).count("1") - bin(theirs).count("1")
+            opponent_moves = p.white_to_move == opponent_white
+            if (opponent_moves and ahead <= -2) or (not opponent_moves and ahead >= 2):
+                liked.append((opponent_moves, bool(data["score"][i] > 0)))
+    assert {mover for mover, _ in liked} == {True, False}
+    assert all(good for _, good in liked)
+    capsys.readouterr()
+    assert selfplay_run(out, 6, 1, "--weights", str(engine_file),
+                        "--opponent", str(engine_file)) == 2
+    assert "other settings" in capsys.readouterr().err
+    assert selfplay_run(out, 6, 1, "--weights", str(engine_file)) == 2
+    assert "opponent" in capsys.readouterr().err
+    assert selfplay_run(tmp_path / "bad", 2, 1, "--opponent", str(tmp_path / "none.dkw")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("damka: error:") and "none.dkw" in err and len(err.splitlines()) == 1
+
+
+def test_without_an_opponent_the_settings_are_as_before(one_worker):
+    assert "opponent" not in json.loads((one_worker / "meta.json").read_text())["settings"]
+
+
 #: English openings whose first move is a forced capture: into 3 pieces, and into 4
 EGTB_OPENINGS = ["B:W18,K32:B14,K1", "B:W18,K32,K31:B14,K1"]
 
@@ -326,7 +379,7 @@ def test_help_names_the_options():
     assert run.returncode == 0
     for option in ("--out", "--games", "--nodes", "--depth", "--weights", "--egtb",
                    "--random-plies", "--openings", "--workers", "--seed", "--max-plies", "--deviate",
-                   "--variant"):
+                   "--variant", "--opponent"):
         assert option in run.stdout
 
 

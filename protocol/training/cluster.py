@@ -14,33 +14,33 @@ from typing import Generator, Iterator, Sequence
 from protocol.cluster.farm import Farm, WorkerInfo, prepare_worker, worker_info
 
 from .data import GameRecord
-from .games import SelfPlaySettings, make_engine, play_game
+from .games import SelfPlaySettings, make_players, play_game
 
 __all__ = ["SelfPlaySlot", "on_cluster"]
 
 
 class SelfPlaySlot:
-    """One engine on a worker, playing one game at a time."""
+    """One worker's engines (``Players``), playing one game at a time."""
 
     def __init__(self, settings: SelfPlaySettings, openings: Sequence):
         self.settings = settings
         self.openings = openings
-        self.engine = None
+        self.players = None
         prepare_worker()
 
     def check(self) -> WorkerInfo:
         """Make the engine here (its weights file must exist on this machine too)."""
         try:
-            self.engine = make_engine(self.settings)
+            self.players = make_players(self.settings)
         except (MemoryError, ValueError, OSError) as exc:
             return worker_info([f"cannot create the engine: {exc}"])
         return worker_info()
 
     def play(self, game_id: int) -> GameRecord:
-        return play_game(self.settings, self.engine, game_id, self.openings)
+        return play_game(self.settings, self.players, game_id, self.openings)
 
     def close(self) -> None:
-        self.engine = None
+        self.players = None
 
 
 def _warn(text: str) -> None:

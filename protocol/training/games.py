@@ -24,7 +24,7 @@ from .data import ENDINGS, SCORE_CLIP, GameRecord
 from .defaults import variant_label
 from .openers import game_rng, opening_board
 
-__all__ = ["EngineSpec", "SelfPlaySettings", "make_engine", "play_game"]
+__all__ = ["EngineSpec", "Players", "SelfPlaySettings", "make_engine", "make_players", "play_game"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,9 @@ class SelfPlaySettings:
     #: the chance, at each move after the opening, that the side to move plays a uniformly
     #: random legal move instead of searching (``--deviate``; 0: never)
     deviate: float = 0.0
+    #: a second weights file whose engine plays one side of every game (``--opponent``;
+    #: Black in even games, White in odd ones), or None: the engine plays itself
+    opponent: str | None = None
 
     @property
     def limits(self) -> Limits:
@@ -76,7 +79,36 @@ def make_engine(settings: EngineSpec) -> Engine:
                   egtb=settings.egtb)
 
 
-def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
+@dataclass
+class Players:
+    """A worker's engines: the one of ``--weights`` and, with ``--opponent``, the other."""
+
+    engine: Engine
+    opponent: Engine | None = None
+
+    def to_move(self, game_id: int, white_to_move: bool) -> Engine:
+        """The engine that moves: the opponent has Black in even games, White in odd ones
+        (so every opening is played with colours reversed)."""
+        if self.opponent is None or white_to_move == (game_id % 2 == 0):
+            return self.engine
+        return self.opponent
+
+    def clear(self) -> None:
+        self.engine.clear()
+        if self.opponent is not None:
+            self.opponent.clear()
+
+
+def make_players(settings: SelfPlaySettings) -> Players:
+    """The engines of one self-play worker (the same databases and hash size for both)."""
+    opponent = None
+    if settings.opponent is not None:
+        opponent = Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.opponent,
+                          egtb=settings.egtb)
+    return Players(make_engine(settings), opponent)
+
+
+def play_game(settings: SelfPlaySettings, players: Players, game_id: int,
               openings: Sequence = ()) -> GameRecord:
     """Play game ``game_id`` to its end and return its record.
 
@@ -84,10 +116,13 @@ def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
     starts from opening ``i % len(openings)``; without them from the rule set's start. With
     ``settings.deviate`` the side to move now and then plays a random move (not recorded):
     the games then hold positions the engine would not have chosen but its search meets, a
-    man given away for nothing among them, with the result they lead to.
+    man given away for nothing among them, with the result they lead to. With
+    ``settings.opponent`` the two engines of ``players`` share the game (``Players.to_move``);
+    every position either searches is recorded, with its own score.
     """
     variant = settings.rules
-    engine.clear()
+    players.clear()
+    engine = players.engine
     rng = game_rng(settings.seed, game_id)
     if openings:
         opening = openings[game_id % len(openings)]
@@ -113,7 +148,8 @@ def play_game(settings: SelfPlaySettings, engine: Engine, game_id: int,
                 continue
         quiet = not _has_capture(variant, p)
         opponent_capture = _has_capture(variant, p._replace(white_to_move=not p.white_to_move))
-        found = engine.search(recent, limits, counters=game.counters)
+        found = players.to_move(game_id, p.white_to_move).search(recent, limits,
+                                                                 counters=game.counters)
         score = max(-SCORE_CLIP, min(SCORE_CLIP, found.score))
         rows.append((p.white, p.black, p.kings, p.white_to_move, score, quiet,
                      opponent_capture, game.ply))

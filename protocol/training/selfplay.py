@@ -18,12 +18,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from engine.search import Engine
-
 from .data import (DataError, GameRecord, Meta, file_sha256, read_meta, write_chunk,
                    write_meta)
 from .engine_pool import EnginePool
-from .games import SelfPlaySettings, make_engine, play_game
+from .games import Players, SelfPlaySettings, make_players, play_game
 
 __all__ = ["Summary", "run_selfplay", "settings_record", "prepare_directory"]
 
@@ -50,16 +48,19 @@ class Summary:
 
 
 def settings_record(settings: SelfPlaySettings, openings_file: str | None,
-                    weights: dict[str, Any], egtb: dict[str, Any] | None = None
-                    ) -> dict[str, Any]:
+                    weights: dict[str, Any], egtb: dict[str, Any] | None = None,
+                    opponent: dict[str, Any] | None = None) -> dict[str, Any]:
     """The settings as meta.json keeps them: what a resumed run must match. Databases are
     kept as what they hold (``egtb``: the complete piece count and the slices; the same
     tables give the same games wherever they lie); without them the key is left out, as in
-    data written before ``--egtb``; so is ``deviate`` when it is 0."""
+    data written before ``--egtb``; so are ``deviate`` when it is 0 and ``opponent`` (what
+    the second weights file is, as ``weights``) when there is none."""
     record = asdict(settings)
-    del record["rules"], record["weights"], record["egtb"]
+    del record["rules"], record["weights"], record["egtb"], record["opponent"]
     if not settings.deviate:  # (as data written before --deviate keeps it)
         del record["deviate"]
+    if settings.opponent is not None:
+        record["opponent"] = opponent
     record["openings"] = None if openings_file is None else {
         "file": str(openings_file), "sha256": file_sha256(openings_file)}
     record["weights"] = weights
@@ -189,7 +190,7 @@ def run_selfplay(settings: SelfPlaySettings, out: "str | os.PathLike[str]", game
 
         results = on_cluster(settings, ids, openings, cluster, workers)
     else:
-        pool = EnginePool(partial(make_engine, settings), partial(_play, settings, openings),
+        pool = EnginePool(partial(make_players, settings), partial(_play, settings, openings),
                           workers or 1)
         results = pool.map(ids, ordered=False)
     try:
@@ -211,6 +212,6 @@ def run_selfplay(settings: SelfPlaySettings, out: "str | os.PathLike[str]", game
                    writer.meta.games_done, interrupted)
 
 
-def _play(settings: SelfPlaySettings, openings: Sequence, engine: Engine,
+def _play(settings: SelfPlaySettings, openings: Sequence, players: Players,
           game_id: int) -> GameRecord:
-    return play_game(settings, engine, game_id, openings)
+    return play_game(settings, players, game_id, openings)

@@ -37,6 +37,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--depth", type=arg.bounded(int, "depth", 1, arg.MAX_DEPTH), metavar="D",
                    help="depth per move (with --nodes, whichever comes first)")
     p.add_argument("--weights", metavar="FILE", help="the engine's weights (default: its own)")
+    p.add_argument("--opponent", metavar="FILE",
+                   help="a second weights file whose engine plays one side of every game "
+                        "(Black in even games, White in odd ones): games between two "
+                        "evaluations, more of them decided (default: the engine plays itself)")
     p.add_argument("--random-plies", type=arg.bounded(int, "random-plies", 0, 200), metavar="K",
                    help=f"random plies before the engines take over, redrawn while a shallow "
                         f"search gives either side a man (default {DEFAULT_RANDOM_PLIES}, 0 "

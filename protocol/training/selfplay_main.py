@@ -63,9 +63,10 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
     egtb, egtb_record = databases_option(variant, args.egtb)
     settings = SelfPlaySettings(variant, nodes, args.depth, random_plies,
                                 args.seed, args.max_plies, args.hash, args.weights, egtb,
-                                args.deviate)
+                                args.deviate, args.opponent)
+    opponent = None if args.opponent is None else weights_info(variant, args.opponent)
     record = settings_record(settings, args.openings, weights_info(variant, args.weights),
-                             egtb_record)
+                             egtb_record, opponent)
     lock = lock_directory(args.out)
     try:
         return _run(args, settings, record, openings, cluster)
