@@ -9,6 +9,7 @@
 #     bash bench/data_run.sh international g3 # its third: the shipped weights of 41b0ddb
 #     bash bench/data_run.sh international d1 # the shipped engine with random deviations
 #     bash bench/data_run.sh international d2 # the same with the anchored weights of bc1e2f0
+#     bash bench/data_run.sh international d3 # bc1e2f0's weights against ef7e000's
 #     bash bench/data_run.sh english          # an 8x8 set's run (english, russian, ...)
 #     bash bench/data_run.sh english g2       # English's second generation
 #     bash bench/data_run.sh russian g2       # Russian's second generation
@@ -38,7 +39,11 @@
 # engine and Russian weights of dd937bb, the shipped ones: generation 1 fitted, the material
 # held). International d2: d1 again with the engine and weights of bc1e2f0 (g3 and d1's
 # first 21,291 games fitted from dd937bb's file with `--anchor 0.5`), whose games no fit has
-# seen yet.
+# seen yet. International d3: bc1e2f0's weights against ef7e000's (`--opponent`, upgraded to
+# the pinned engine's layout; ef7e000's weights are the issue's baseline, about 100 Elo
+# weaker), without deviations (in d2 a random move decides many of the games, so the labels
+# of the positions before it say little of them), on the engine of 8863c17 (the first with
+# `--opponent`; its search is bc1e2f0's): games decided by the evaluations alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,6 +57,7 @@ ENGINE_COMMIT=6be6e44
 WEIGHTS_COMMIT=ef7e000
 UPGRADE=layout2   # the pinned engine of generation 1 reads layout 2
 EXTRA=()          # options of this run's selfplay beyond the common ones
+OPPONENT_COMMIT=  # a second weights file's commit (`--opponent`, upgraded to the engine's layout)
 case "$VARIANT-$GEN" in
     international-g1) SEED=11; TARGET=125000
         WEIGHTS_SHA=d397047ddf7daf975cbbcbd6b140e29eee71756f45c6fe907e4466f70c4c85b3 ;;
@@ -69,6 +75,11 @@ case "$VARIANT-$GEN" in
     international-d2) SEED=15; TARGET=145000
         ENGINE_COMMIT=bc1e2f0; WEIGHTS_COMMIT=bc1e2f0; UPGRADE=; EXTRA=(--deviate 0.02)
         WEIGHTS_SHA=27d915ebc377968534a39cce8ed4cc0c69cf43c8faadeb9941f11bad8123fd22 ;;
+    international-d3) SEED=16; TARGET=60000
+        ENGINE_COMMIT=8863c17; WEIGHTS_COMMIT=bc1e2f0; UPGRADE=
+        OPPONENT_COMMIT=ef7e000
+        OPPONENT_SHA=d397047ddf7daf975cbbcbd6b140e29eee71756f45c6fe907e4466f70c4c85b3
+        WEIGHTS_SHA=27d915ebc377968534a39cce8ed4cc0c69cf43c8faadeb9941f11bad8123fd22 ;;
     english-g1) SEED=21; TARGET=40000
         WEIGHTS_SHA=6adeeebfac088575adb9d920ffb18e0d1c8188890150826ac1ccf29a9fedf7f0 ;;
     russian-g1) SEED=31; TARGET=40000
@@ -82,7 +93,7 @@ case "$VARIANT-$GEN" in
     russian-d1) SEED=33; TARGET=40000
         ENGINE_COMMIT=dd937bb; WEIGHTS_COMMIT=dd937bb; UPGRADE=; EXTRA=(--deviate 0.02)
         WEIGHTS_SHA=78fbc65b01a05d6f01fd0479aa286b71d72567bf340a2b7d48197a75599f88c8 ;;
-    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2, g3, d1 or d2," \
+    *) echo "data_run.sh: no run planned for '$VARIANT $GEN' (international g1, g2, g3, d1, d2 or d3," \
             "english g1 or g2, russian g1, g2 or d1)" >&2
        exit 2 ;;
 esac
@@ -118,6 +129,19 @@ if [ -n "$UPGRADE" ]; then
         "$VENV/bin/damka" tune --upgrade "$WEIGHTS" --out "$PLAY_WEIGHTS.part.dkw"
         mv "$PLAY_WEIGHTS.part.dkw" "$PLAY_WEIGHTS"
     fi
+fi
+
+if [ -n "$OPPONENT_COMMIT" ]; then
+    OPPONENT=$DATA/$VARIANT-$OPPONENT_COMMIT-for-$ENGINE_COMMIT.dkw
+    if [ ! -f "$OPPONENT" ]; then
+        echo "== the opponent: $OPPONENT_COMMIT's $VARIANT weights in $ENGINE_COMMIT's layout"
+        git show "$OPPONENT_COMMIT:engine/weights/$VARIANT.dkw" > "$OPPONENT.orig"
+        echo "$OPPONENT_SHA  $OPPONENT.orig" | sha256sum --check --quiet
+        "$VENV/bin/damka" tune --upgrade "$OPPONENT.orig" --out "$OPPONENT.part.dkw"
+        mv "$OPPONENT.part.dkw" "$OPPONENT"
+        rm "$OPPONENT.orig"
+    fi
+    EXTRA+=(--opponent "$OPPONENT")
 fi
 
 # (slices already built are checked and reused: an interrupted build goes on)

@@ -358,7 +358,8 @@ def test_tune_help_names_the_options():
     run = damka("tune", "--help")
     assert run.returncode == 0
     for option in ("DATA_DIR", "--out", "--variant", "--lambda", "--l2", "--epochs", "--k",
-                   "--validation", "--seed", "--init", "--quiet-only", "--upgrade"):
+                   "--validation", "--seed", "--init", "--quiet-only", "--upgrade",
+                   "--after-deviations"):
         assert option in run.stdout
 
 
@@ -604,3 +605,42 @@ def test_tune_anchor_keeps_the_fit_near_the_init_files_predictions(planted, tmp_
                                                                     planted_eval)[0, 1]
     assert distance["1"] < distance["0.9"] < distance["0"]
     assert distance["1"] < 0.05 * distance["0"]
+
+
+def test_after_last_deviation_keeps_what_follows_a_games_last_random_move():
+    from protocol.training.dataset import after_last_deviation
+
+    # a random move shows as a step of more than one ply between two positions of a game
+    game = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2])
+    ply = np.array([4, 5, 7, 8, 0, 1, 2, 9, 11, 12, 15])
+    assert after_last_deviation(game, ply).tolist() == [
+        False, False, True, True, True, True, True, False, False, False, True]
+
+
+def test_tune_after_deviations_fits_only_the_positions_after_the_last_random_move(
+        tmp_path, capsys):
+    data = tmp_path / "deviating"
+    assert main(["selfplay", "--out", str(data), "--games", "6", "--workers", "1", "--seed",
+                 "4", "--nodes", "150", "--max-plies", "200", "--deviate", "0.1",
+                 "--quiet"]) == 0
+    from protocol.training.data import read_games
+
+    _, arrays = read_games(data)
+    expected = everything = 0
+    for game_id in arrays["game_id"]:
+        rows = np.flatnonzero(arrays["game"] == game_id)
+        quiet = arrays["quiet"][rows] & ~arrays["opponent_capture"][rows]
+        gaps = np.flatnonzero(np.diff(arrays["ply"][rows]) > 1)
+        first = 0 if len(gaps) == 0 else gaps[-1] + 1
+        expected += int(quiet[first:].sum())
+        everything += int(quiet.sum())
+    assert 0 < expected < everything  # random moves were played, and some positions follow
+    counts = {}
+    for flag in ([], ["--after-deviations"]):
+        assert main(["tune", str(data), "--out", str(tmp_path / "w.dkw"), "--epochs", "2",
+                     "--min-count", "1", "--quiet", *flag]) == 0
+        text = capsys.readouterr().out
+        train, val = map(int, re.search(r"(\d+) training and (\d+) validation", text).groups())
+        counts[bool(flag)] = train + val
+        assert ("--after-deviations: only" in text) == bool(flag)
+    assert counts == {False: everything, True: expected}

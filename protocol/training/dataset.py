@@ -15,7 +15,8 @@ from engine.variants import Variant, get_variant
 from .defaults import variant_label
 from .data import DataError, Meta, read_games
 
-__all__ = ["Positions", "load_positions", "split_by_game", "data_variant"]
+__all__ = ["Positions", "load_positions", "split_by_game", "data_variant",
+           "after_last_deviation"]
 
 _FIELDS = ("white", "black", "kings", "white_to_move", "result", "score", "quiet",
            "opponent_capture", "game")
@@ -57,11 +58,30 @@ def data_variant(meta: Meta) -> Variant:
     return get_variant(meta.variant)
 
 
+def after_last_deviation(game: np.ndarray, ply: np.ndarray) -> np.ndarray:
+    """A mask of the positions that follow their game's last random move (``--deviate``).
+
+    A random move's position is not recorded, so it shows as a step of two plies between
+    two positions of one game (every other move is searched, and recorded); the positions
+    before it have a result that turns on where the random moves fell."""
+    step = np.diff(ply.astype(np.int64)) != 1
+    same_game = game[1:] == game[:-1]
+    deviation = np.append(step & same_game, False)  # a random move after this position
+    # deviations at or after each position, counted within its game (games are contiguous)
+    later = np.cumsum(deviation[::-1])[::-1]
+    last_of_game = np.append(~same_game, True)
+    ends = np.flatnonzero(last_of_game)
+    end_of = np.repeat(ends, np.diff(np.concatenate(([0], ends + 1))))
+    return later == later[end_of]  # (none after a game's last position)
+
+
 def load_positions(directories: Sequence[str], variant: Variant | None,
-                   quiet_only: bool = True) -> Positions:
+                   quiet_only: bool = True, after_deviations: bool = False) -> Positions:
     """Every position of the directories (only those without a capture for either side when
-    ``quiet_only``); DataError when a directory holds another rule set than ``variant`` (or
-    than the first directory, without ``variant``) or is not self-play data."""
+    ``quiet_only``; only those after their game's last random move when
+    ``after_deviations``); DataError when a directory holds another rule set than
+    ``variant`` (or than the first directory, without ``variant``) or is not self-play
+    data."""
     label = None if variant is None else variant_label(variant)
     parts: list[dict[str, np.ndarray]] = []
     games = 0
@@ -75,14 +95,18 @@ def load_positions(directories: Sequence[str], variant: Variant | None,
             raise DataError(f"{twice}: give each once (its games would count twice)")
         seen[where] = directory
     for number, directory in enumerate(directories):
-        meta, arrays = read_games(directory, _FIELDS + ("game_id",))
+        meta, arrays = read_games(directory, _FIELDS + ("game_id", "ply"))
         found = data_variant(meta)
         if variant is None:
             variant, label = found, meta.variant
         if found != variant:
             raise DataError(f"{directory} holds {meta.variant} games, not {label}")
         games += len(arrays["game_id"])
-        keep = arrays["quiet"] & ~arrays["opponent_capture"] if quiet_only else slice(None)
+        keep = np.ones(len(arrays["game"]), dtype=np.bool_)
+        if quiet_only:
+            keep &= arrays["quiet"] & ~arrays["opponent_capture"]
+        if after_deviations:
+            keep &= after_last_deviation(arrays["game"], arrays["ply"])
         part = {name: arrays[name][keep] for name in _FIELDS if name not in
                 ("quiet", "opponent_capture")}
         part["game"] = part["game"] + number * _DIRECTORY_STRIDE

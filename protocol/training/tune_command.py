@@ -100,6 +100,10 @@ def add_parser(subparsers) -> None:
                         "justified, a shot on the board) are left out")
     p.add_argument("--quiet-only", action=argparse.BooleanOptionalAction, default=True,
                    help="fit only positions without a capture for either side (default on)")
+    p.add_argument("--after-deviations", action="store_true",
+                   help="fit only the positions after their game's last random move (data of "
+                        "damka selfplay --deviate): the results of those before it turn on "
+                        "where the random moves fell")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument("--upgrade", metavar="FILE",
                    help="fit nothing: write FILE, a weights file of an earlier evaluation "

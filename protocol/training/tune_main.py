@@ -48,7 +48,10 @@ def main(args: argparse.Namespace, variant: Variant | None) -> int:
             and not Path(args.design_dir).is_dir():
         raise DataError(f"{args.design_dir}: not a directory (--design-dir is where the "
                         "features are kept)")
-    positions = load_positions(args.data, variant, args.quiet_only)
+    positions = load_positions(args.data, variant, args.quiet_only, args.after_deviations)
+    if args.after_deviations:
+        print("tune: --after-deviations: only the positions after their game's last random "
+              "move", flush=True)
     variant = positions.variant
     if len(positions) == 0:
         raise DataError("the data holds no positions to fit"
