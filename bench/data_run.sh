@@ -70,9 +70,10 @@ case "$VARIANT-$GEN" in
     international-d1) SEED=14; TARGET=125000
         ENGINE_COMMIT=dd937bb; WEIGHTS_COMMIT=dd937bb; UPGRADE=; EXTRA=(--deviate 0.02)
         WEIGHTS_SHA=4e54526b7be6579e57e92b7573f5db0de27c5693d7892b61da7a844bf3f9c5d1 ;;
-    # d2: 145,000 games, about 11.1 M quiet positions (69% of 111 a game), so that the
-    # training split alone (90% of the games) holds the 10 M of item 1
-    international-d2) SEED=15; TARGET=145000
+    # d2: 147,000 games, about 11.2 M quiet positions (69% of 111 a game), so that the
+    # training split alone (90% of the games) holds the 10 M of item 1 (at 145,000 games it
+    # held 9,984,125)
+    international-d2) SEED=15; TARGET=147000
         ENGINE_COMMIT=bc1e2f0; WEIGHTS_COMMIT=bc1e2f0; UPGRADE=; EXTRA=(--deviate 0.02)
         WEIGHTS_SHA=27d915ebc377968534a39cce8ed4cc0c69cf43c8faadeb9941f11bad8123fd22 ;;
     international-d3) SEED=16; TARGET=60000
