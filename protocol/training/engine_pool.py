@@ -4,6 +4,11 @@ Self-play and rescoring both search many independent items (games, batches of po
 with one engine per core, built once, since an engine's hash table and databases take
 seconds to set up. With one worker the tasks run in this process. Workers ignore SIGINT:
 the coordinator alone handles Ctrl-C, keeps what came back and closes the pool.
+
+Workers are spawned (a fresh interpreter each), not forked: a fork copies only the calling
+thread, so a lock another thread held at that moment (Ray's and gRPC's threads in a
+process that used a cluster, a logging handler's) stays locked in the child forever, and the
+pool hangs. A spawned worker costs about a second once; a run lasts hours.
 """
 
 from __future__ import annotations
@@ -45,8 +50,8 @@ class EnginePool(Generic[Item, Result]):
         self.engine: Any = None
         self.pool: Any = None
         if workers > 1:
-            self.pool = multiprocessing.get_context().Pool(workers, _start_worker,
-                                                           (build, task))
+            self.pool = multiprocessing.get_context("spawn").Pool(workers, _start_worker,
+                                                                  (build, task))
         else:
             self.engine = build()
 
