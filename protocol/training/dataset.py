@@ -61,9 +61,9 @@ def data_variant(meta: Meta) -> Variant:
 def after_last_deviation(game: np.ndarray, ply: np.ndarray) -> np.ndarray:
     """A mask of the positions that follow their game's last random move (``--deviate``).
 
-    A random move's position is not recorded, so it shows as a step of two plies between
-    two positions of one game (every other move is searched, and recorded); the positions
-    before it have a result that turns on where the random moves fell."""
+    A random move's position is not recorded, so it shows as a step of more than one ply
+    between two positions of one game (every other move is searched, and recorded); the
+    positions before it have a result that turns on where the random moves fell."""
     step = np.diff(ply.astype(np.int64)) != 1
     same_game = game[1:] == game[:-1]
     deviation = np.append(step & same_game, False)  # a random move after this position

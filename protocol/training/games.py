@@ -8,7 +8,7 @@ the settings and its id: the same seed gives the same games on any number of wor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -24,7 +24,8 @@ from .data import ENDINGS, SCORE_CLIP, GameRecord
 from .defaults import variant_label
 from .openers import game_rng, opening_board
 
-__all__ = ["EngineSpec", "Players", "SelfPlaySettings", "make_engine", "make_players", "play_game"]
+__all__ = ["EngineSpec", "Players", "SelfPlaySettings", "make_engine", "make_players",
+           "play_game"]
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,7 @@ def make_players(settings: SelfPlaySettings) -> Players:
     """The engines of one self-play worker (the same databases and hash size for both)."""
     opponent = None
     if settings.opponent is not None:
-        opponent = Engine(settings.rules, hash_mb=settings.hash_mb, weights=settings.opponent,
-                          egtb=settings.egtb)
+        opponent = make_engine(replace(settings, weights=settings.opponent))
     return Players(make_engine(settings), opponent)
 
 
