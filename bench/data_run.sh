@@ -114,34 +114,39 @@ if [ ! -x "$VENV/bin/damka" ]; then
     "$VENV/bin/pip" install -q "$tree[train]"
 fi
 
-if [ ! -f "$WEIGHTS" ]; then
-    echo "== the $VARIANT weights of $WEIGHTS_COMMIT"
-    git show "$WEIGHTS_COMMIT:engine/weights/$VARIANT.dkw" > "$WEIGHTS.part"
-    mv "$WEIGHTS.part" "$WEIGHTS"
-fi
-echo "$WEIGHTS_SHA  $WEIGHTS" | sha256sum --check --quiet
+# fetch_weights COMMIT SHA256 FILE: the rule set's weights file of COMMIT, fetched once and
+# checked against its hash
+fetch_weights() {
+    if [ ! -f "$3" ]; then
+        echo "== the $VARIANT weights of $1"
+        git show "$1:engine/weights/$VARIANT.dkw" > "$3.part"
+        mv "$3.part" "$3"
+    fi
+    echo "$2  $3" | sha256sum --check --quiet
+}
+# upgrade_weights SRC DEST: SRC in the pinned engine's evaluation layout (every parameter
+# kept, the tables it lacked at zero), made once
+upgrade_weights() {
+    if [ ! -f "$2" ]; then
+        echo "== $1 in $ENGINE_COMMIT's evaluation layout"
+        "$VENV/bin/damka" tune --upgrade "$1" --out "$2.part.dkw"
+        mv "$2.part.dkw" "$2"
+    fi
+}
+
+fetch_weights "$WEIGHTS_COMMIT" "$WEIGHTS_SHA" "$WEIGHTS"
 # (ef7e000's files are of evaluation layout 1; generation 1's engine reads layout 2, into
 # which the upgrade carries every parameter, the new tables at zero)
 PLAY_WEIGHTS=$WEIGHTS
 if [ -n "$UPGRADE" ]; then
     PLAY_WEIGHTS=$DATA/$VARIANT-$WEIGHTS_COMMIT-$UPGRADE.dkw
-    if [ ! -f "$PLAY_WEIGHTS" ]; then
-        echo "== $WEIGHTS_COMMIT's $VARIANT weights in $UPGRADE"
-        "$VENV/bin/damka" tune --upgrade "$WEIGHTS" --out "$PLAY_WEIGHTS.part.dkw"
-        mv "$PLAY_WEIGHTS.part.dkw" "$PLAY_WEIGHTS"
-    fi
+    upgrade_weights "$WEIGHTS" "$PLAY_WEIGHTS"
 fi
 
 if [ -n "$OPPONENT_COMMIT" ]; then
+    fetch_weights "$OPPONENT_COMMIT" "$OPPONENT_SHA" "$DATA/$VARIANT-$OPPONENT_COMMIT.dkw"
     OPPONENT=$DATA/$VARIANT-$OPPONENT_COMMIT-for-$ENGINE_COMMIT.dkw
-    if [ ! -f "$OPPONENT" ]; then
-        echo "== the opponent: $OPPONENT_COMMIT's $VARIANT weights in $ENGINE_COMMIT's layout"
-        git show "$OPPONENT_COMMIT:engine/weights/$VARIANT.dkw" > "$OPPONENT.orig"
-        echo "$OPPONENT_SHA  $OPPONENT.orig" | sha256sum --check --quiet
-        "$VENV/bin/damka" tune --upgrade "$OPPONENT.orig" --out "$OPPONENT.part.dkw"
-        mv "$OPPONENT.part.dkw" "$OPPONENT"
-        rm "$OPPONENT.orig"
-    fi
+    upgrade_weights "$DATA/$VARIANT-$OPPONENT_COMMIT.dkw" "$OPPONENT"
     EXTRA+=(--opponent "$OPPONENT")
 fi
 

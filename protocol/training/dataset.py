@@ -95,7 +95,8 @@ def load_positions(directories: Sequence[str], variant: Variant | None,
             raise DataError(f"{twice}: give each once (its games would count twice)")
         seen[where] = directory
     for number, directory in enumerate(directories):
-        meta, arrays = read_games(directory, _FIELDS + ("game_id", "ply"))
+        fields = _FIELDS + ("game_id",) + (("ply",) if after_deviations else ())
+        meta, arrays = read_games(directory, fields)
         found = data_variant(meta)
         if variant is None:
             variant, label = found, meta.variant
