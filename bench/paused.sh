@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run one command on a quiet machine while a long self-play run (bench/data_run.sh) or a
-# `damka rescore` is on: every `damka selfplay` and `damka rescore` process group is stopped
+# Run one command on a quiet machine while a long self-play run (bench/data_run.sh), a
+# `damka rescore` or a `damka spsa` is on: every such process group is stopped
 # (SIGSTOP) for the command's length and continued after it (also when the command fails or
 # is interrupted), so a timed match, a benchmark or CI never shares the cores with it and
 # the run loses nothing but the time.
@@ -14,7 +14,7 @@ if [ $# -eq 0 ]; then
 fi
 
 own=$(ps -o pgid= -p $$ | tr -d ' ')
-groups=$(ps -eo pgid=,args= | awk -v own="$own" '/damka (selfplay|rescore)/ && !/awk/ && $1 != own {print $1}' | sort -u)
+groups=$(ps -eo pgid=,args= | awk -v own="$own" '/damka (selfplay|rescore|spsa)/ && !/awk/ && $1 != own {print $1}' | sort -u)
 resume() {
     for g in $groups; do kill -CONT -- "-$g" 2>/dev/null || true; done
 }

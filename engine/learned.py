@@ -37,6 +37,7 @@ __all__ = [
     "default_weights_path",
     "load_weights",
     "core_with_params",
+    "params_evaluation",
 ]
 
 #: the evaluations an Engine can use: the learned one (weights files) and the hand-written one
@@ -117,10 +118,19 @@ class _Loaded(NamedTuple):
 @lru_cache(maxsize=32)
 def _loaded(variant: Variant, path: str, mtime_ns: int, size: int) -> _Loaded:
     # (the trailing zeros, most of a file's parameters, are left to the core's zeroed memory)
-    params = _int16s(read_layout_params(variant, path, trailing_zeros=False))
+    return _evaluation(variant, _int16s(read_layout_params(variant, path, trailing_zeros=False)))
+
+
+def _evaluation(variant: "str | Variant", params: array) -> _Loaded:
     # a man's worth: the mean of the men's middlegame and endgame weights, the first two
     # parameters, stored in 1/16 of a hundredth
     return _Loaded(_core_with(variant, params), sum(params[:2]) / 2 / 16)
+
+
+def params_evaluation(variant: "str | Variant", raw: bytes) -> tuple[EvalCore, float]:
+    """The evaluation of parameters given as little-endian int16 bytes in the layout's order
+    (a tuner's trial weights, not a file) and what a man is worth in it."""
+    return tuple(_evaluation(variant, _int16s(raw)))  # type: ignore[return-value]
 
 
 def _file_key(variant: "str | Variant",

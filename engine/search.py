@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from . import _core
 from .board import Board
 from .draws import DrawCounters, game_history
-from .learned import DEFAULT_EVALUATION, EVALUATIONS, load_weights, man_worth, material_core
+from .learned import (DEFAULT_EVALUATION, EVALUATIONS, load_weights, man_worth, material_core,
+                      params_evaluation)
 from .fen import parse_fen
 from .hashsize import DEFAULT_HASH_MB, check_hash
 from .levels import Level, choose, get_level, line_material
@@ -325,6 +326,26 @@ class Engine:
         self._searcher.clear()
         for helper in self._helpers:
             helper.clear()
+
+    def set_weights(self, weights: "str | os.PathLike | bytes | None") -> None:
+        """Play with other learned weights from the next search on: a weights file (None:
+        the shipped one), or parameters as little-endian int16 bytes in the layout's order
+        (a tuner's trial weights; engine.evaluation.params_bytes). The hash table, killers
+        and history are cleared: their scores were the old evaluation's. WeightsError for a
+        file that does not fit; ValueError for the classic evaluation or too many bytes."""
+        if self.evaluation != "learned":
+            raise ValueError("the classic evaluation takes no weights")
+        if isinstance(weights, bytes):
+            learned, man = params_evaluation(self.variant, weights)
+        else:
+            learned, man = load_weights(self.variant, weights), man_worth(self.variant, weights)
+        self._wait_for_clear()
+        with self._busy:
+            self._join_helpers()
+            self._learned, self._man = learned, man
+            self._searcher.set_evaluation(learned)
+            self._searcher.set_man_worth(round(man))
+            self._clear_held()
 
     @property
     def threads(self) -> int:

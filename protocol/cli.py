@@ -48,11 +48,12 @@ def _command_modules() -> list:
     from protocol.hub import command as hub_command
     from protocol.match import command as match_command
     from protocol.play import command as play_command
-    from protocol.training import rescore_command, selfplay_command, tune_command
+    from protocol.training import (rescore_command, selfplay_command, spsa_command,
+                                   tune_command)
 
     return [perft_command, analyse_command, bench_command, hub_command, dxp_command,
             play_command, match_command, selfplay_command, rescore_command, tune_command,
-            egtb_command]
+            spsa_command, egtb_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

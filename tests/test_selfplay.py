@@ -469,7 +469,7 @@ def test_two_runs_into_one_directory_are_refused(tmp_path):
              "--workers", "1", "--variant", "english", "--nodes", "150", "--quiet"],
             cwd=REPO, capture_output=True, text=True, timeout=60)
         assert second.returncode == 2
-        assert "is being written by another damka selfplay or rescore" in second.stderr
+        assert "is being written by another damka selfplay, rescore or spsa" in second.stderr
     finally:
         first.terminate()
         first.communicate(timeout=60)

@@ -71,6 +71,7 @@ __all__ = [
     "GameRecord",
     "Meta",
     "read_meta",
+    "read_tagged_json",
     "require_meta",
     "write_meta",
     "write_chunk",
@@ -171,14 +172,9 @@ class Meta:
 def read_meta(directory: "str | os.PathLike[str]") -> Meta | None:
     """The directory's meta.json, or None when there is none; DataError when it is not ours."""
     path = Path(directory) / META
-    if not path.exists():
+    data = read_tagged_json(path, FORMAT, "damka self-play data")
+    if data is None:
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise DataError(f"{path}: not damka self-play data (format {FORMAT!r} expected)")
     if data.get("version") != VERSION:
         raise DataError(f"{path}: data format version {data.get('version')!r}, this damka reads "
                         f"version {VERSION}")
@@ -195,6 +191,20 @@ def require_meta(directory: "str | os.PathLike[str]") -> Meta:
     if meta is None:
         raise DataError(f"{directory}: no {META} (not a damka selfplay directory)")
     return meta
+
+
+def read_tagged_json(path: Path, form: str, what: str) -> dict | None:
+    """A JSON file that names its ``format`` (``form``), or None when there is none;
+    DataError when it is unreadable or of another format (``what``: ours, in words)."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != form:
+        raise DataError(f"{path}: not {what} (format {form!r} expected)")
+    return data
 
 
 def write_meta(directory: "str | os.PathLike[str]", meta: Meta) -> None:

@@ -8,7 +8,8 @@ from protocol.args import variant_label
 
 __all__ = ["DEFAULT_NODES", "DEFAULT_RANDOM_PLIES", "DEFAULT_MAX_PLIES", "DEFAULT_HASH_MB",
            "DEFAULT_SEED", "DEFAULT_L2", "DEFAULT_MIN_COUNT", "DEFAULT_PATIENCE",
-           "DEFAULT_EPOCHS", "DEFAULT_VALIDATION", "variant_label"]
+           "DEFAULT_EPOCHS", "DEFAULT_VALIDATION", "DEFAULT_SPSA_NODES", "DEFAULT_R_END",
+           "variant_label"]
 
 #: damka selfplay: nodes per move, random opening plies, the adjudication cap, hash per worker
 DEFAULT_NODES = 4000
@@ -26,3 +27,8 @@ DEFAULT_MIN_COUNT = 10
 DEFAULT_PATIENCE = 10
 DEFAULT_EPOCHS = 300
 DEFAULT_VALIDATION = 0.1
+#: damka spsa: nodes per move (the data runs' budget: about three game pairs a second on two
+#: cores for international), and a knob's move per game won at the last iteration, in its
+#: steps (the Stockfish testing framework's usual value)
+DEFAULT_SPSA_NODES = 16000
+DEFAULT_R_END = 0.002

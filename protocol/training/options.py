@@ -15,7 +15,7 @@ from engine.variants import Variant, variant_names
 from protocol import args as arg
 
 __all__ = ["add_variant", "read_variant", "need_train_extra", "add_workers", "add_hash",
-           "add_seed"]
+           "add_seed", "add_max_plies"]
 
 
 def add_variant(p: argparse.ArgumentParser) -> None:
@@ -62,3 +62,11 @@ def add_seed(p: argparse.ArgumentParser, default: int, what: str) -> None:
     """``--seed``: ``what`` it chooses."""
     p.add_argument("--seed", type=arg.bounded(int, "seed", 0, 2**63 - 1), default=default,
                    metavar="S", help=f"{what} (default {default})")
+
+
+def add_max_plies(p: argparse.ArgumentParser, default: int) -> None:
+    """``--max-plies`` (the adjudication cap of a game) and ``--quiet`` (no progress bar)."""
+    p.add_argument("--max-plies", type=arg.bounded(int, "max-plies", 1, 30000),
+                   default=default, metavar="N",
+                   help=f"a game still going after N plies is a draw (default {default})")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")

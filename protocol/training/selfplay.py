@@ -23,7 +23,8 @@ from .data import (DataError, GameRecord, Meta, file_sha256, read_meta, write_ch
 from .engine_pool import EnginePool
 from .games import Players, SelfPlaySettings, make_players, play_game
 
-__all__ = ["Summary", "run_selfplay", "settings_record", "prepare_directory"]
+__all__ = ["Summary", "run_selfplay", "settings_record", "prepare_directory", "lock_directory",
+           "settings_differ"]
 
 #: a chunk is written once this many positions are waiting (or FLUSH_SECONDS have passed)
 CHUNK_POSITIONS = 100_000
@@ -93,8 +94,9 @@ def lock_directory(out: "str | os.PathLike[str]") -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise DataError(f"{out} is being written by another damka selfplay or rescore: let it "
-                        "finish, or stop it (the same command goes on), or use another --out"
+        raise DataError(f"{out} is being written by another damka selfplay, rescore or spsa: "
+                        "let it finish, or stop it (the same command goes on), or use another "
+                        "--out"
                         ) from None
     return fd
 
@@ -113,14 +115,20 @@ def prepare_directory(out: "str | os.PathLike[str]", variant: str,
         return meta
     if meta.variant != variant:
         raise DataError(f"{out} holds {meta.variant} games, not {variant}: use another --out")
-    differ = [key for key in sorted(set(settings) | set(meta.settings))
-              if _comparable(settings.get(key)) != _comparable(meta.settings.get(key))]
-    if differ:
-        details = ", ".join(f"{key}: {_shown(meta.settings.get(key))} there, "
-                            f"{_shown(settings.get(key))} now" for key in differ)
+    details = settings_differ(meta.settings, settings)
+    if details:
         raise DataError(f"{out} was written with other settings ({details}); "
                         "resume with the same settings or use another --out")
     return meta
+
+
+def settings_differ(there: dict[str, Any], now: dict[str, Any]) -> str:
+    """How a run's settings differ from those its directory was written with ("" when they
+    agree; files are compared by content): "key: X there, Y now, ..."."""
+    differ = [key for key in sorted(set(now) | set(there))
+              if _comparable(now.get(key)) != _comparable(there.get(key))]
+    return ", ".join(f"{key}: {_shown(there.get(key))} there, {_shown(now.get(key))} now"
+                     for key in differ)
 
 
 def _comparable(value: Any) -> Any:

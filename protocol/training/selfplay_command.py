@@ -12,8 +12,8 @@ from protocol import args as arg
 
 from .defaults import (DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_NODES, DEFAULT_RANDOM_PLIES,
                        DEFAULT_SEED)
-from .options import (add_hash, add_seed, add_variant, add_workers, need_train_extra,
-                      read_variant)
+from .options import (add_hash, add_max_plies, add_seed, add_variant, add_workers,
+                      need_train_extra, read_variant)
 
 __all__ = ["add_parser", "run"]
 
@@ -62,12 +62,8 @@ def add_parser(subparsers) -> None:
                    help="play the games on a Ray cluster: auto, ray://HOST:PORT, or local "
                         "(Ray started here); needs the cluster extra")
     add_seed(p, DEFAULT_SEED, "the random seed of the openings")
-    p.add_argument("--max-plies", type=arg.bounded(int, "max-plies", 1, 30000),
-                   default=DEFAULT_MAX_PLIES, metavar="N",
-                   help=f"a game still going after N plies is a draw (default "
-                        f"{DEFAULT_MAX_PLIES})")
     add_hash(p, DEFAULT_HASH_MB)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_max_plies(p, DEFAULT_MAX_PLIES)
     p.set_defaults(run=run)
 
 

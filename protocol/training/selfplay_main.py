@@ -17,7 +17,7 @@ from .selfplay import lock_directory, prepare_directory, run_selfplay, settings_
 #: seconds between two progress lines of a run whose stderr is not a terminal (a log)
 LOG_EVERY_SECONDS = 60.0
 
-__all__ = ["main", "load_openings", "databases_option"]
+__all__ = ["main", "load_openings", "openings_and_plies", "databases_option"]
 
 
 def load_openings(path: str, variant: Variant) -> list:
@@ -30,6 +30,19 @@ def load_openings(path: str, variant: Variant) -> list:
         return read_openings(path, variant)
     except OSError as exc:
         raise DataError(f"{path}: {exc.strerror or exc}") from None
+
+
+def openings_and_plies(args: argparse.Namespace, variant: Variant) -> tuple[list, int]:
+    """--openings and --random-plies: the openings (none without a file) and the random plies
+    before the engines take over (by default none after an opening from the file)."""
+    openings = load_openings(args.openings, variant) if args.openings else []
+    random_plies = args.random_plies
+    if random_plies is None:
+        random_plies = 0 if openings else DEFAULT_RANDOM_PLIES
+    if args.max_plies <= random_plies:
+        raise DataError(f"--max-plies {args.max_plies} leaves no move after {random_plies} "
+                        "random plies")
+    return openings, random_plies
 
 
 def databases_option(variant: Variant, option: str | None) -> tuple[str | None, dict | None]:
@@ -52,13 +65,7 @@ def main(args: argparse.Namespace, variant: Variant) -> int:
 
         check_address(cluster)
         import_ray()  # a missing extra is said before anything starts
-    openings = load_openings(args.openings, variant) if args.openings else []
-    random_plies = args.random_plies
-    if random_plies is None:
-        random_plies = 0 if openings else DEFAULT_RANDOM_PLIES
-    if args.max_plies <= random_plies:
-        raise DataError(f"--max-plies {args.max_plies} leaves no move after {random_plies} "
-                        "random plies")
+    openings, random_plies = openings_and_plies(args, variant)
     nodes = args.nodes if args.nodes is not None or args.depth else DEFAULT_NODES
     egtb, egtb_record = databases_option(variant, args.egtb)
     settings = SelfPlaySettings(variant, nodes, args.depth, random_plies,
