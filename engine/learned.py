@@ -130,7 +130,8 @@ def _evaluation(variant: "str | Variant", params: array) -> _Loaded:
 def params_evaluation(variant: "str | Variant", raw: bytes) -> tuple[EvalCore, float]:
     """The evaluation of parameters given as little-endian int16 bytes in the layout's order
     (a tuner's trial weights, not a file) and what a man is worth in it."""
-    return tuple(_evaluation(variant, _int16s(raw)))  # type: ignore[return-value]
+    loaded = _evaluation(variant, _int16s(raw))
+    return loaded.core, loaded.man_worth
 
 
 def _file_key(variant: "str | Variant",

@@ -96,8 +96,7 @@ def lock_directory(out: "str | os.PathLike[str]") -> int:
         os.close(fd)
         raise DataError(f"{out} is being written by another damka selfplay, rescore or spsa: "
                         "let it finish, or stop it (the same command goes on), or use another "
-                        "--out"
-                        ) from None
+                        "--out") from None
     return fd
 
 
