@@ -315,3 +315,11 @@ def test_the_plus_side_is_scored_in_both_colours():
     for k in range(3):
         assert spsa_main._play_pair(settings, [], worker, (k, plus, minus)) == (k, [1.0, 1.0])
         assert spsa_main._play_pair(settings, [], worker, (k, minus, plus)) == (k, [0.0, 0.0])
+
+
+def test_the_log_gets_a_line_each_time_a_multiple_of_log_every_is_passed(tmp_path, monkeypatch):
+    monkeypatch.setattr(spsa_main, "LOG_EVERY", 2)
+    out = tmp_path / "run"
+    assert main(spsa_args(out, 5)) == 0
+    log = (out / "log.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in log[1:]] == ["0", "2", "4", "5"]

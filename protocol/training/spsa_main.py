@@ -117,13 +117,15 @@ def _run(args: argparse.Namespace, settings: SelfPlaySettings, record: dict,
     started, first = time.perf_counter(), state.iteration
     interrupted = False
 
+    before = [state.iteration]  # the iteration the round started from
+
     def after_round(now: SpsaState) -> None:
         _save(out, settings.variant, record, now)
-        if now.iteration // LOG_EVERY > (now.iteration - workers) // LOG_EVERY \
-                or now.iteration == args.iterations:
+        if now.iteration // LOG_EVERY > before[0] // LOG_EVERY or now.iteration == args.iterations:
             _log(out, knobs, now)
-        if now.iteration // WRITE_EVERY > (now.iteration - workers) // WRITE_EVERY:
+        if now.iteration // WRITE_EVERY > before[0] // WRITE_EVERY:
             _write_tuned(out, settings, base, knobs, now)
+        before[0] = now.iteration
         progress(now)
 
     stored = int(np.flatnonzero(base)[-1]) + 1 if base.any() else 0
