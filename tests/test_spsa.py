@@ -296,6 +296,11 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     (tmp_path / "w" / "state.json").write_text("{}")
     assert main(spsa_args(tmp_path / "w", 2)) == 2
     one_line_error(capsys, "not a damka spsa run")
+    data = json.loads((out / "state.json").read_text())
+    del data["state"]["theta"]
+    (out / "state.json").write_text(json.dumps(data))
+    assert main(spsa_args(out, 2)) == 2
+    one_line_error(capsys, "incomplete", "theta")
 
 
 def test_the_plus_side_is_scored_in_both_colours():

@@ -1,7 +1,7 @@
 """``damka spsa`` from parsed arguments: the knobs, the run's directory, the workers that play
 the pairs, progress and the summary.
 
-The directory holds ``state.json`` (the settings, the knobs and where the run stands,
+The directory holds ``state.json`` (the settings, the families tuned and where the run stands,
 replaced in one step after every round), ``log.csv`` (the knobs' values every
 ``LOG_EVERY`` iterations: how they drift) and ``tuned.dkw`` (the weights with the knobs' current
 values, written every ``WRITE_EVERY`` iterations and when the run stops).
@@ -90,11 +90,17 @@ def _prepare(out: Path, variant: str, record: dict, knobs: Sequence[Knob]) -> Sp
         raise DataError(f"{path}: a run of {data.get('variant')!r} (version "
                         f"{data.get('version')!r}), not {variant!r} (version {VERSION}): use "
                         "another --out")
-    details = settings_differ(data["settings"], record)
+    try:
+        details = settings_differ(dict(data["settings"]), record)
+        state = SpsaState(**data["state"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{path}: incomplete ({exc!r})") from None
     if details:
         raise DataError(f"{out} holds a run with other settings ({details}); resume with the "
                         "same settings or use another --out")
-    return SpsaState(**data["state"])
+    if len(state.theta) != len(knobs):
+        raise DataError(f"{path}: {len(state.theta)} knob values for {len(knobs)} knobs")
+    return state
 
 
 def _save(out: Path, variant: str, record: dict, state: SpsaState) -> None:
