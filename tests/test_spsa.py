@@ -328,3 +328,12 @@ def test_the_log_gets_a_line_each_time_a_multiple_of_log_every_is_passed(tmp_pat
     assert main(spsa_args(out, 5)) == 0
     log = (out / "log.csv").read_text().splitlines()
     assert [line.split(",")[0] for line in log[1:]] == ["0", "2", "4", "5"]
+
+
+def test_off_a_terminal_the_progress_is_a_plain_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(spsa_main, "LOG_EVERY_SECONDS", 0.0)  # a line every round
+    args = [a for a in spsa_args(tmp_path / "run", 2) if a != "--quiet"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "spsa: 1/2 pairs, " in err and "spsa: 2/2 pairs, " in err, err
+    assert "pairs/s, the plus sides +" in err, err

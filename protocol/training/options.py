@@ -15,7 +15,7 @@ from engine.variants import Variant, variant_names
 from protocol import args as arg
 
 __all__ = ["add_variant", "read_variant", "need_train_extra", "add_workers", "add_hash",
-           "add_seed", "add_max_plies"]
+           "add_seed", "add_max_plies", "add_egtb"]
 
 
 def add_variant(p: argparse.ArgumentParser) -> None:
@@ -70,3 +70,14 @@ def add_max_plies(p: argparse.ArgumentParser, default: int) -> None:
                    default=default, metavar="N",
                    help=f"a game still going after N plies is a draw (default {default})")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_egtb(p: argparse.ArgumentParser, ends_games: bool = True) -> None:
+    """``--egtb [DIR]``: endgame databases the engines probe and, with ``ends_games``, whose
+    result ends a game that reaches them (None when not given; "" for the default
+    directory)."""
+    what = ("the engines probe them, and a game that reaches a position in them ends with "
+            "their result" if ends_games else "the search probes them")
+    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
+                   help=f"endgame databases (damka egtb build): {what} (without DIR: the "
+                        f"default directory)")

@@ -12,7 +12,7 @@ from engine.limits import MAX_NODES
 from protocol import args as arg
 
 from .defaults import DEFAULT_SEED
-from .options import add_hash, add_seed, add_workers, need_train_extra
+from .options import add_egtb, add_hash, add_seed, add_workers, need_train_extra
 
 __all__ = ["add_parser", "run", "DEFAULT_RESCORE_NODES", "DEFAULT_EVERY"]
 
@@ -49,9 +49,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--games", type=arg.bounded(int, "games", 1), metavar="N",
                    help="cover only the source's first N games (default: all it holds)")
     p.add_argument("--weights", metavar="FILE", help="the engine's weights (default: its own)")
-    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
-                   help="endgame databases the search probes (without DIR: the default "
-                        "directory)")
+    add_egtb(p, ends_games=False)
     add_workers(p)
     add_seed(p, DEFAULT_SEED, "which positions are taken")
     add_hash(p, DEFAULT_RESCORE_HASH_MB)

@@ -12,7 +12,7 @@ from protocol import args as arg
 
 from .defaults import (DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_NODES, DEFAULT_RANDOM_PLIES,
                        DEFAULT_SEED)
-from .options import (add_hash, add_max_plies, add_seed, add_variant, add_workers,
+from .options import (add_egtb, add_hash, add_max_plies, add_seed, add_variant, add_workers,
                       need_train_extra, read_variant)
 
 __all__ = ["add_parser", "run"]
@@ -53,10 +53,7 @@ def add_parser(subparsers) -> None:
                         "plays a random legal move instead of the search's (not recorded): "
                         "positions off the engine's own lines, which its search meets, with "
                         "the results they lead to (default 0; docs/training.md)")
-    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
-                   help="endgame databases (damka egtb build): the engines probe them, and a "
-                        "game that reaches a position in them ends with their result "
-                        "(without DIR: the default directory)")
+    add_egtb(p)
     add_workers(p, "; with --cluster, on each worker machine")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="play the games on a Ray cluster: auto, ray://HOST:PORT, or local "

@@ -12,7 +12,7 @@ from protocol import args as arg
 
 from .defaults import (DEFAULT_HASH_MB, DEFAULT_MAX_PLIES, DEFAULT_R_END, DEFAULT_RANDOM_PLIES,
                        DEFAULT_SEED, DEFAULT_SPSA_NODES)
-from .options import (add_hash, add_max_plies, add_seed, add_variant, add_workers,
+from .options import (add_egtb, add_hash, add_max_plies, add_seed, add_variant, add_workers,
                       need_train_extra, read_variant)
 
 __all__ = ["add_parser", "run"]
@@ -54,10 +54,7 @@ def add_parser(subparsers) -> None:
                    metavar="R",
                    help=f"a knob's move per game won at the last iteration, in its steps "
                         f"(default {DEFAULT_R_END:g})")
-    p.add_argument("--egtb", nargs="?", const="", default=None, metavar="DIR",
-                   help="endgame databases: the engines probe them, and a game that reaches "
-                        "a position in them ends with their result (without DIR: the default "
-                        "directory)")
+    add_egtb(p)
     add_workers(p)
     add_seed(p, DEFAULT_SEED, "the random seed of the perturbations and openings")
     add_hash(p, DEFAULT_HASH_MB)

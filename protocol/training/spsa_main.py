@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from dataclasses import asdict, replace
 from functools import partial
@@ -27,13 +26,13 @@ from engine.evaluation import layout, params_bytes, read_weights, write_weights
 from engine.learned import default_weights_path
 from engine.position import Position
 from engine.variants import Variant
-from protocol.progress import on_terminal, terminal_bar
 
 from .data import DataError, read_tagged_json
 from .engine_pool import EnginePool
 from .features import weights_info
 from .games import Players, SelfPlaySettings, make_engine, play_game
 from .openers import game_rng, opening_board
+from .run_progress import RunProgress
 from .selfplay import lock_directory, settings_differ, settings_record
 from .selfplay_main import databases_option, openings_and_plies
 from .spsa import (Knob, Pair, Played, Schedule, SpsaState, apply_knobs, families, knobs_for,
@@ -122,16 +121,16 @@ def _run(args: argparse.Namespace, settings: SelfPlaySettings, record: dict,
     progress = _Progress(args.iterations, state, settings.variant, args.quiet)
     started, first = time.perf_counter(), state.iteration
     interrupted = False
-
-    before = [state.iteration]  # the iteration the round started from
+    before = state.iteration  # the iteration the round started from
 
     def after_round(now: SpsaState) -> None:
+        nonlocal before
         _save(out, settings.variant, record, now)
-        if now.iteration // LOG_EVERY > before[0] // LOG_EVERY or now.iteration == args.iterations:
+        if now.iteration // LOG_EVERY > before // LOG_EVERY or now.iteration == args.iterations:
             _log(out, knobs, now)
-        if now.iteration // WRITE_EVERY > before[0] // WRITE_EVERY:
+        if now.iteration // WRITE_EVERY > before // WRITE_EVERY:
             _write_tuned(out, settings, base, knobs, now)
-        before[0] = now.iteration
+        before = now.iteration
         progress(now)
 
     stored = int(np.flatnonzero(base)[-1]) + 1 if base.any() else 0
@@ -148,14 +147,12 @@ def _run(args: argparse.Namespace, settings: SelfPlaySettings, record: dict,
         _write_tuned(out, settings, base, knobs, state)
     seconds = time.perf_counter() - started
     played = state.iteration - first
-    print(f"spsa: {played} pairs ({2 * played} games) in {seconds:.0f} s, "
-          f"{state.iteration}/{args.iterations} iterations; the plus sides "
-          f"+{state.wins} ={state.draws} -{state.losses}; {out / TUNED} written")
+    status = progress.report(f"{played} pairs ({2 * played} games) in {seconds:.0f} s, "
+                             f"{state.iteration}/{args.iterations} iterations; the plus sides "
+                             f"+{state.wins} ={state.draws} -{state.losses}; {out / TUNED} "
+                             "written", interrupted)
     _summary(knobs, state)
-    if interrupted:
-        print("spsa: interrupted; rerun the same command to go on", file=sys.stderr)
-        return 130
-    return 0
+    return status
 
 
 class _Worker(NamedTuple):
@@ -230,29 +227,14 @@ def _summary(knobs: Sequence[Knob], state: SpsaState) -> None:
         print(f"  {knob.name:<{width}}  {knob.start:9.3f}  {value:9.3f}  {knob.step:7.3f}")
 
 
-class _Progress:
-    """A tqdm bar of iterations on a terminal; off one, a plain line every
-    LOG_EVERY_SECONDS."""
+class _Progress(RunProgress):
+    """The run's progress in pairs, with the plus sides' games."""
 
     def __init__(self, total: int, state: SpsaState, label: str, quiet: bool):
-        self.bar = terminal_bar(total, f"spsa {label}", unit="pair", quiet=quiet,
-                                initial=state.iteration)
-        self.every = None if quiet or on_terminal() else LOG_EVERY_SECONDS
-        self.total = total
-        self.started = self.logged = time.perf_counter()
-        self.first = state.iteration
+        super().__init__("spsa", label, total, state.iteration, quiet, LOG_EVERY_SECONDS,
+                         "pair")
 
     def __call__(self, state: SpsaState) -> None:
-        now = time.perf_counter()
-        self.bar.set_postfix_str(f"+{state.wins} ={state.draws} -{state.losses}",
-                                 refresh=False)
-        self.bar.update(state.iteration - self.bar.n)
-        if self.every is not None and now - self.logged >= self.every:
-            self.logged = now
-            rate = (state.iteration - self.first) / max(now - self.started, 1e-9)
-            print(f"spsa: {state.iteration}/{self.total} pairs, {rate:.2f} pairs/s, the plus "
-                  f"sides +{state.wins} ={state.draws} -{state.losses}, "
-                  f"{now - self.started:.0f} s", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        self.bar.close()
+        games = f"+{state.wins} ={state.draws} -{state.losses}"
+        self.show(state.iteration, games, f"{self.rate(state.iteration - self.initial):.2f} "
+                  f"pairs/s, the plus sides {games}")
